@@ -1,0 +1,64 @@
+// Shared by every GPU test: skip with a printed reason where no sm_90 device exists, check
+// every CUDA return code, draw fresh random inputs, poison outputs.
+#pragma once
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace hopper_test {
+
+// Why this machine cannot run sm_90a code, or an empty string when it can.
+inline std::string sm90_missing_reason() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::string("no CUDA device: ") + cudaGetErrorString(e);
+  }
+  if (count == 0) return "no CUDA device";
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
+  if (p.major != 9 || p.minor != 0)
+    return "device 0 is sm_" + std::to_string(p.major * 10 + p.minor) + ", not sm_90";
+  return {};
+}
+
+inline bool has_sm90() {
+  static const bool yes = sm90_missing_reason().empty();
+  return yes;
+}
+
+// A fresh seed per run (printed, so a failure can be replayed with HOPPER_SEED=...).
+inline uint64_t fresh_seed() {
+  if (const char* s = std::getenv("HOPPER_SEED")) return std::strtoull(s, nullptr, 0);
+  static const uint64_t seed = std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32);
+  return seed;
+}
+
+}  // namespace hopper_test
+
+// Skip the current test, printing why, unless an sm_90 device is present.
+#define HOPPER_REQUIRE_SM90()                                                   \
+  do {                                                                          \
+    const std::string why_ = ::hopper_test::sm90_missing_reason();              \
+    if (!why_.empty()) GTEST_SKIP() << "needs an sm_90 GPU: " << why_;          \
+  } while (0)
+
+// Fail the test (returning from it) on any CUDA error, naming the call.
+#define CUDA_OK(expr)                                                           \
+  do {                                                                          \
+    cudaError_t err_ = (expr);                                                  \
+    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_);  \
+  } while (0)
+
+// After a launch: both the launch error and the kernel's completion.
+#define CUDA_LAUNCH_OK()                                                        \
+  do {                                                                          \
+    CUDA_OK(cudaGetLastError());                                                \
+    CUDA_OK(cudaDeviceSynchronize());                                           \
+  } while (0)
