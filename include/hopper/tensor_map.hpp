@@ -1,0 +1,323 @@
+// hopper::tensor_map: a validated, encoded CUtensorMap for cp.async.bulk.tensor (TMA).
+//
+// Host side is plain C++ over the CUDA runtime and driver *types*; cuTensorMapEncodeTiled is
+// obtained through cudaGetDriverEntryPointByVersion so that users need not link libcuda.
+// Every rule cuTensorMapEncodeTiled documents (and a few it leaves to silent misbehaviour) is
+// checked before the driver is called, and a violation throws std::invalid_argument naming the
+// bad value, because the driver itself only answers CUDA_ERROR_INVALID_VALUE.
+//
+// Dimensions are listed innermost first (dims[0] is contiguous), as the driver and PTX do.
+#pragma once
+
+#include <cuda.h>               // CUtensorMap and its enums: types only, no libcuda needed
+#include <cuda_runtime_api.h>   // cudaGetDriverEntryPointByVersion
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define HOPPER_TMAP_HD __host__ __device__
+#else
+#define HOPPER_TMAP_HD
+#endif
+
+namespace hopper {
+
+// Element types a Hopper kernel moves with TMA. fp8 and int8 travel as UINT8: the copy engine
+// only needs the width, and OOB NaN fill is then (correctly) unavailable to them. Every swizzle
+// takes every one of these types; the driver's per-type swizzle limits concern only the packed
+// sub-byte types (16U4, 16U6), which are deliberately not offered. What an element type
+// forbids here is the NaN fill (integers, fp8) and inner rows not a multiple of 16 bytes.
+enum class element : std::uint8_t { u8, s8, e4m3, e5m2, f16, bf16, f32, s32 };
+
+// Shared-memory swizzle: 16-byte chunks permuted inside a span of 32, 64 or 128 bytes.
+enum class swizzle : std::uint8_t { none, b32, b64, b128 };
+// Interleaved layouts (NC/8HWC8 with 16-byte, NC/16HWC16 with 32-byte channel groups).
+enum class interleave : std::uint8_t { none, b16, b32 };
+// Granularity at which L2 fills a request from DRAM.
+enum class l2_promotion : std::uint8_t { none, b64, b128, b256 };
+// Out-of-bounds elements: zeros, or the NaN that makes an FMA consume them as zero (float only).
+enum class oob_fill : std::uint8_t { zeros, nan_request_zero_fma };
+
+inline constexpr std::uint32_t element_bytes(element e) {
+  switch (e) {
+    case element::f16: case element::bf16: return 2;
+    case element::f32: case element::s32: return 4;
+    default: return 1;
+  }
+}
+
+inline const char* element_name(element e) {
+  switch (e) {
+    case element::u8: return "u8";
+    case element::s8: return "s8";
+    case element::e4m3: return "e4m3";
+    case element::e5m2: return "e5m2";
+    case element::f16: return "f16";
+    case element::bf16: return "bf16";
+    case element::f32: return "f32";
+    case element::s32: return "s32";
+  }
+  return "?";
+}
+
+inline constexpr bool element_is_float(element e) {
+  // fp8 counts as not float here: it is encoded as UINT8, which the driver treats as integer.
+  return e == element::f16 || e == element::bf16 || e == element::f32;
+}
+
+inline CUtensorMapDataType to_cu(element e) {
+  switch (e) {
+    case element::f16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case element::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case element::f32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case element::s32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    default: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+}
+
+// Bytes of one swizzle span (0 for none).
+inline constexpr std::uint32_t swizzle_bytes(swizzle s) {
+  return s == swizzle::none ? 0u : 16u << static_cast<unsigned>(s);
+}
+
+// Shared-memory alignment a TMA box needs: 128 B always, and the whole swizzle pattern
+// (8 rows of 128 B = 1024 B for b128) so that the pattern is the same relative to the buffer.
+inline constexpr std::uint32_t swizzle_alignment(swizzle s) {
+  return s == swizzle::none ? 128u : 128u * (swizzle_bytes(s) / 16u);
+}
+
+// Byte offset inside a box after the copy engine's swizzle: bits [4, 4+B) XOR bits [7, 7+B),
+// B = log2(span / 16). Its own inverse. Offsets are relative to a swizzle_alignment() base.
+HOPPER_TMAP_HD inline constexpr std::uint32_t swizzle_offset(swizzle s, std::uint32_t offset) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(s);  // 0, 1, 2, 3
+  const std::uint32_t mask = ((1u << bits) - 1u) << 4;
+  return offset ^ ((offset >> 3) & mask);
+}
+
+class tensor_map_builder;
+
+// An encoded tiled tensor map plus the one figure a kernel needs with it: the bytes one box
+// writes to shared memory (the mbarrier transaction count of one load). Pass it to a kernel as
+// `const __grid_constant__ hopper::tensor_map` so the map stays in parameter space, where
+// cp.async.bulk.tensor may read it by generic address.
+struct alignas(128) tensor_map {
+  CUtensorMap raw;        // first member: &map == &map.raw, which is what PTX takes
+  std::uint32_t box_bytes_;
+  std::uint32_t rank_;
+
+  // Bytes written to shared memory by one box load (complete_tx count), OOB fill included.
+  HOPPER_TMAP_HD std::uint32_t box_bytes() const { return box_bytes_; }
+  HOPPER_TMAP_HD std::uint32_t rank() const { return rank_; }
+  HOPPER_TMAP_HD const CUtensorMap* get() const { return &raw; }
+
+  // Start describing a tiled map of `type` elements at `base` (a device address).
+  static tensor_map_builder tiled(element type, const void* base);
+};
+
+// The signature of cuTensorMapEncodeTiled as of CUDA 12.0 (cudaTypedefs.h's _v12000 form).
+using encode_tiled_fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                     const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                     const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver the runtime loaded; throws std::runtime_error if absent.
+inline encode_tiled_fn driver_encode_tiled() {
+  static const encode_tiled_fn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || p == nullptr) {
+      (void)cudaGetLastError();
+      return encode_tiled_fn{nullptr};
+    }
+    return reinterpret_cast<encode_tiled_fn>(p);
+  }();
+  if (!fn)
+    throw std::runtime_error(
+        "hopper::tensor_map: cuTensorMapEncodeTiled not available from the CUDA driver "
+        "(cudaGetDriverEntryPointByVersion failed: no driver, or older than CUDA 12.0)");
+  return fn;
+}
+
+// Describes one tiled map, checks it against every rule of cuTensorMapEncodeTiled, encodes it.
+class tensor_map_builder {
+ public:
+  tensor_map_builder(element type, const void* base) : type_(type), base_(base) {}
+
+  // Global extent in elements, innermost first; its length is the rank (1..5).
+  tensor_map_builder& dims(std::initializer_list<std::uint64_t> d) { return dims(std::vector<std::uint64_t>(d)); }
+  tensor_map_builder& dims(std::vector<std::uint64_t> d) { dims_ = std::move(d); return *this; }
+  // Byte strides of dims 1..rank-1 (rank-1 values). Unset: densely packed from dims.
+  tensor_map_builder& strides(std::initializer_list<std::uint64_t> s) { return strides(std::vector<std::uint64_t>(s)); }
+  tensor_map_builder& strides(std::vector<std::uint64_t> s) { strides_ = std::move(s); strides_set_ = true; return *this; }
+  // Box (tile) extent in elements, one per dimension, each 1..256.
+  tensor_map_builder& box(std::initializer_list<std::uint32_t> b) { return box(std::vector<std::uint32_t>(b)); }
+  tensor_map_builder& box(std::vector<std::uint32_t> b) { box_ = std::move(b); return *this; }
+  // Traversal step per dimension, each 1..8. Unset: all 1.
+  tensor_map_builder& element_strides(std::initializer_list<std::uint32_t> e) { return element_strides(std::vector<std::uint32_t>(e)); }
+  tensor_map_builder& element_strides(std::vector<std::uint32_t> e) { estrides_ = std::move(e); return *this; }
+  tensor_map_builder& swizzle(hopper::swizzle s) { swizzle_ = s; return *this; }
+  tensor_map_builder& interleave(hopper::interleave i) { interleave_ = i; return *this; }
+  tensor_map_builder& l2_promotion(hopper::l2_promotion p) { l2_ = p; return *this; }
+  tensor_map_builder& oob_fill(hopper::oob_fill f) { oob_ = f; return *this; }
+
+  std::uint32_t rank() const { return static_cast<std::uint32_t>(dims_.size()); }
+
+  // Byte strides as they will be encoded (packed ones derived when none were given).
+  std::vector<std::uint64_t> global_strides() const {
+    if (strides_set_) return strides_;
+    std::vector<std::uint64_t> s;
+    std::uint64_t run = element_bytes(type_);
+    for (std::size_t i = 0; i + 1 < dims_.size(); ++i) { run *= dims_[i]; s.push_back(run); }
+    return s;
+  }
+
+  // Bytes one box writes to shared memory: along dim i ceil(box[i] / estride[i]) elements
+  // (dim 0 ignores its stride without interleave), OOB-filled elements included.
+  std::uint64_t box_bytes() const {
+    std::uint64_t n = element_bytes(type_);
+    for (std::size_t i = 0; i < box_.size(); ++i) {
+      const std::uint32_t es = (i < estrides_.size() && !(i == 0 && interleave_ == hopper::interleave::none))
+                                   ? estrides_[i] : 1u;
+      n *= (box_[i] + es - 1) / es;
+    }
+    return n;
+  }
+
+  // Throws std::invalid_argument naming the first value the driver would reject (or that
+  // would silently misbehave). Needs no GPU.
+  void validate() const {
+    const std::uint32_t r = rank();
+    const std::uint32_t eb = element_bytes(type_);
+    const auto addr = reinterpret_cast<std::uintptr_t>(base_);
+    const bool il = interleave_ != hopper::interleave::none;
+    if (static_cast<unsigned>(type_) > static_cast<unsigned>(element::s32))
+      fail("element type value " + std::to_string(unsigned(type_)) + " is not a hopper::element");
+    if (static_cast<unsigned>(swizzle_) > 3u)
+      fail("swizzle value " + std::to_string(unsigned(swizzle_)) + " is not a hopper::swizzle");
+    if (static_cast<unsigned>(interleave_) > 2u)
+      fail("interleave value " + std::to_string(unsigned(interleave_)) + " is not a hopper::interleave");
+    if (static_cast<unsigned>(l2_) > 3u)
+      fail("l2_promotion value " + std::to_string(unsigned(l2_)) + " is not a hopper::l2_promotion");
+    if (static_cast<unsigned>(oob_) > 1u)
+      fail("oob_fill value " + std::to_string(unsigned(oob_)) + " is not a hopper::oob_fill");
+    if (r < 1 || r > 5) fail("rank = " + std::to_string(r) + " (dims has " + std::to_string(r) + " entries) is out of range 1..5");
+    if (il && r < 3) fail("rank = " + std::to_string(r) + " with interleave " + il_name() + " must be >= 3");
+    if (base_ == nullptr) fail("global address is null");
+    const std::uint32_t align = interleave_ == hopper::interleave::b32 ? 32u : 16u;
+    if (addr % align != 0)
+      fail("global address " + hex(addr) + " is not " + std::to_string(align) + "-byte aligned" +
+           (align == 32 ? " (interleave b32 needs 32)" : ""));
+    for (std::uint32_t i = 0; i < r; ++i)
+      if (dims_[i] < 1 || dims_[i] > (std::uint64_t(1) << 32))
+        fail("dims[" + std::to_string(i) + "] = " + std::to_string(dims_[i]) + " is out of range 1..2^32");
+    const std::vector<std::uint64_t> gs = global_strides();
+    if (gs.size() != r - 1)
+      fail("strides has " + std::to_string(gs.size()) + " entries; rank " + std::to_string(r) +
+           " needs " + std::to_string(r - 1) + " (byte strides of dims 1..rank-1)");
+    const std::uint32_t smul = interleave_ == hopper::interleave::b32 ? 32u : 16u;
+    for (std::uint32_t i = 0; i + 1 < r; ++i) {
+      if (gs[i] == 0 || gs[i] % smul != 0)
+        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes (dim " +
+             std::to_string(i + 1) + ") is not a non-zero multiple of " + std::to_string(smul));
+      if (gs[i] >= (std::uint64_t(1) << 40))
+        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is not below 2^40");
+    }
+    if (box_.size() != r)
+      fail("box has " + std::to_string(box_.size()) + " entries; rank is " + std::to_string(r));
+    for (std::uint32_t i = 0; i < r; ++i)
+      if (box_[i] < 1 || box_[i] > 256)
+        fail("box[" + std::to_string(i) + "] = " + std::to_string(box_[i]) + " is out of range 1..256");
+    if (!estrides_.empty() && estrides_.size() != r)
+      fail("element_strides has " + std::to_string(estrides_.size()) + " entries; rank is " + std::to_string(r));
+    for (std::size_t i = 0; i < estrides_.size(); ++i)
+      if (estrides_[i] < 1 || estrides_[i] > 8)
+        fail("element_strides[" + std::to_string(i) + "] = " + std::to_string(estrides_[i]) + " is out of range 1..8");
+    if (!il && !estrides_.empty() && estrides_[0] != 1)
+      fail("element_strides[0] = " + std::to_string(estrides_[0]) +
+           " would be ignored by the hardware without interleave; it must be 1");
+    const std::uint64_t row = std::uint64_t(box_[0]) * eb;
+    if (!il && row % 16 != 0)
+      fail("inner box row box[0] * " + std::to_string(eb) + " B = " + std::to_string(row) +
+           " bytes is not a multiple of 16");
+    if (interleave_ == hopper::interleave::b32 && swizzle_ != hopper::swizzle::b32)
+      fail("swizzle " + sw_name() + " with interleave b32: that interleave takes only swizzle b32");
+    if (!il && swizzle_ != hopper::swizzle::none && row > swizzle_bytes(swizzle_))
+      fail("inner box row box[0] * " + std::to_string(eb) + " B = " + std::to_string(row) +
+           " bytes exceeds the swizzle span of " + std::to_string(swizzle_bytes(swizzle_)) + " (" + sw_name() + ")");
+    if (oob_ == hopper::oob_fill::nan_request_zero_fma && !element_is_float(type_))
+      fail("oob_fill nan_request_zero_fma with element type " + std::string(element_name(type_)) +
+           ": NaN fill needs f16, bf16 or f32");
+    // Beyond the driver: a box that cannot fit in shared memory would fail only at launch.
+    if (box_bytes() > 227u * 1024u)
+      fail("box of " + std::to_string(box_bytes()) + " bytes exceeds 227 KiB of shared memory");
+  }
+
+  // Validates, then encodes through the driver (needs a CUDA driver; no context is created).
+  tensor_map build() const {
+    validate();
+    std::vector<cuuint64_t> gd(dims_.begin(), dims_.end());
+    std::vector<cuuint64_t> gs;
+    for (std::uint64_t s : global_strides()) gs.push_back(s);
+    std::vector<cuuint32_t> bd(box_.begin(), box_.end());
+    std::vector<cuuint32_t> es(rank(), 1u);
+    for (std::size_t i = 0; i < estrides_.size(); ++i) es[i] = estrides_[i];
+    tensor_map m{};
+    const CUresult res = driver_encode_tiled()(
+        &m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.empty() ? nullptr : gs.data(),
+        bd.data(), es.data(), static_cast<CUtensorMapInterleave>(interleave_),
+        static_cast<CUtensorMapSwizzle>(swizzle_), static_cast<CUtensorMapL2promotion>(l2_),
+        static_cast<CUtensorMapFloatOOBfill>(oob_));
+    if (res != CUDA_SUCCESS)
+      throw std::runtime_error("hopper::tensor_map: cuTensorMapEncodeTiled returned CUresult " +
+                               std::to_string(int(res)) + " for a map that passed validation");
+    m.box_bytes_ = static_cast<std::uint32_t>(box_bytes());
+    m.rank_ = rank();
+    return m;
+  }
+
+ private:
+  [[noreturn]] static void fail(const std::string& what) {
+    throw std::invalid_argument("hopper::tensor_map: " + what);
+  }
+  static std::string hex(std::uintptr_t v) {
+    static const char* d = "0123456789abcdef";
+    std::string s;
+    do { s.insert(s.begin(), d[v & 15]); v >>= 4; } while (v);
+    return "0x" + s;
+  }
+  std::string sw_name() const {
+    static const char* n[] = {"none", "b32", "b64", "b128"};
+    return static_cast<unsigned>(swizzle_) < 4 ? n[unsigned(swizzle_)] : "?";
+  }
+  std::string il_name() const {
+    static const char* n[] = {"none", "b16", "b32"};
+    return static_cast<unsigned>(interleave_) < 3 ? n[unsigned(interleave_)] : "?";
+  }
+
+  element type_;
+  const void* base_;
+  std::vector<std::uint64_t> dims_;
+  std::vector<std::uint64_t> strides_;
+  bool strides_set_ = false;
+  std::vector<std::uint32_t> box_;
+  std::vector<std::uint32_t> estrides_;
+  hopper::swizzle swizzle_ = hopper::swizzle::none;
+  hopper::interleave interleave_ = hopper::interleave::none;
+  hopper::l2_promotion l2_ = hopper::l2_promotion::none;
+  hopper::oob_fill oob_ = hopper::oob_fill::zeros;
+};
+
+inline tensor_map_builder tensor_map::tiled(element type, const void* base) {
+  return tensor_map_builder(type, base);
+}
+
+}  // namespace hopper
+
+#undef HOPPER_TMAP_HD
