@@ -1,0 +1,17 @@
+// The PTX layer in one include: one function per instruction form the seed names, in namespace
+// hopper::ptx. No state, no policy; the typed objects live one level up (hopper/async.cuh).
+#pragma once
+#include "ptx/common.cuh"
+#include "ptx/special_registers.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/fence.cuh"
+#include "ptx/cp_async_bulk.cuh"
+#include "ptx/cluster.cuh"
+#include "ptx/named_barrier.cuh"
+#include "ptx/setmaxnreg.cuh"
+#if __has_include("ptx/cp_async_bulk_tensor.cuh")
+#include "ptx/cp_async_bulk_tensor.cuh"
+#endif
+#if __has_include("ptx/wgmma.cuh")
+#include "ptx/wgmma.cuh"
+#endif
