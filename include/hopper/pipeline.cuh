@@ -1,0 +1,253 @@
+// The producer/consumer pipeline of the seed (§10, §14, §15, §16): a ring of `Stages` buffers,
+// each guarded by a full barrier (counts the bytes the copy engine delivers) and an empty barrier
+// (counts the consumers' releases). Written once over a barrier backend, so the same class runs
+// on the GPU (hopper/pipeline_backend_device.cuh: the hardware mbarrier) and on the host
+// (hopper/model/pipeline_backend.hpp: the executable model, where each warp is a task).
+//
+// A backend `B` provides (all called through an instance; on the GPU it is an empty object):
+//   using barrier_type;                          the object in shared memory
+//   static constexpr bool traced;                whether record() is called at all
+//   bool init_thread();                          the one thread that initialises the barriers
+//   void init(barrier_type&, uint32_t count);    mbarrier.init
+//   void fence_init();                           fence.mbarrier_init.release.cluster
+//   void sync_cta(); void sync_cluster();        __syncthreads / barrier.cluster arrive+wait
+//   void arrive_expect_tx(barrier_type&, uint32_t bytes);   arrive.expect_tx.release.cta
+//   void arrive(barrier_type&);                  arrive.release.cta on this CTA's barrier
+//   void arrive_cluster(barrier_type&, uint32_t cta_rank);  arrive.release.cluster on the peer's
+//   void wait(barrier_type&, uint32_t parity, bool cluster_scope);  try_wait.parity.acquire loop
+//   void warp_sync(); bool warp_leader();        __syncwarp / lane 0
+//   void record(trace::event, uint32_t stage, uint32_t iter, uint32_t role);  only if traced
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "hopper/trace.cuh"
+
+#if defined(__CUDACC__)
+#define HOPPER_PIPE_HD __host__ __device__ __forceinline__
+#else
+#define HOPPER_PIPE_HD inline
+#endif
+
+namespace hopper {
+
+// The stage/phase state each thread keeps in registers (seed §15): which stage of the ring, which
+// parity of that stage's barrier to wait for, and how many iterations have passed. Incrementing
+// past the last stage wraps to stage 0 and flips the parity (the barrier is reused one phase on).
+template <int Stages>
+class pipeline_state {
+ public:
+  HOPPER_PIPE_HD constexpr pipeline_state(uint32_t index, uint32_t phase, uint32_t iter)
+      : index_(index), phase_(phase), iter_(iter) {}
+  HOPPER_PIPE_HD constexpr uint32_t index() const { return index_; }
+  HOPPER_PIPE_HD constexpr uint32_t phase() const { return phase_; }
+  HOPPER_PIPE_HD constexpr uint32_t iter() const { return iter_; }
+  HOPPER_PIPE_HD pipeline_state& operator++() {
+    ++iter_;
+    if (++index_ == uint32_t(Stages)) {
+      index_ = 0;
+      phase_ ^= 1u;  // seed §15: phase ^= 1 at the end of each round of the ring
+    }
+    return *this;
+  }
+
+ private:
+  uint32_t index_, phase_, iter_;
+};
+
+// Bytes a stage carries when its contents are given as types: the sum of their sizes. A bulk copy
+// moves a multiple of 16 bytes, so a stage whose size is not is rejected at compile time.
+template <class... Tiles>
+inline constexpr uint32_t stage_bytes_of = uint32_t((sizeof(Tiles) + ... + size_t(0)));
+
+// How the pipeline is laid out in one CTA and across its cluster.
+struct pipeline_params {
+  uint32_t consumer_warps = 1;  // warps that wait and release, per CTA (4 per warpgroup)
+  uint32_t cluster_size = 1;    // CTAs in the cluster (1: no cluster)
+  bool multicast = false;       // every CTA's stage is filled by every CTA's producer (multicast)
+};
+
+// Releases counted on one stage's empty barrier: one per consumer warp of every CTA that receives
+// the stage's bytes. With multicast a CTA's producer writes into all cluster CTAs, so it may only
+// refill the stage when the consumers of all of them have released it.
+HOPPER_PIPE_HD constexpr uint32_t empty_arrivals(const pipeline_params& p) {
+  return p.consumer_warps * (p.multicast ? p.cluster_size : 1u);
+}
+
+template <int Stages, class Backend>
+class pipeline {
+  static_assert(Stages >= 1 && Stages <= 64, "a pipeline has 1 to 64 stages");
+
+ public:
+  using barrier_type = typename Backend::barrier_type;
+  using state = pipeline_state<Stages>;
+  static constexpr int stages = Stages;
+
+  // The barriers, placed in shared memory by the kernel (on the host: in the model's CTA).
+  struct storage {
+    barrier_type full[Stages];
+    barrier_type empty[Stages];
+  };
+
+  // Called by every thread of the CTA (every task on the host). One thread initialises the
+  // barriers: full expects one arrival (the producer's arrive.expect_tx) plus the bytes; empty
+  // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the cluster and
+  // a CTA or cluster barrier keeps anyone from using a barrier before it exists (seed §12, §18).
+  HOPPER_PIPE_HD static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{}) {
+    if (be.init_thread()) {
+      for (int s = 0; s < Stages; ++s) {
+        be.init(st.full[s], 1u);
+        be.init(st.empty[s], empty_arrivals(p));
+      }
+      // Needed only where another CTA's threads or copies touch these barriers, but cheap.
+      if (p.cluster_size > 1) be.fence_init();
+    }
+    if (p.cluster_size > 1)
+      be.sync_cluster();  // peers will arrive on our empty barriers and multicast into our stages
+    else
+      be.sync_cta();
+    return pipeline(st, p, be);
+  }
+
+  // The producer starts on the opposite parity: at start every stage is empty, and a wait for
+  // parity 1 on a fresh barrier (phase 0 in progress) succeeds at once (seed §13.1, §15).
+  HOPPER_PIPE_HD state producer_start() const { return state(0u, 1u, 0u); }
+  HOPPER_PIPE_HD state consumer_start() const { return state(0u, 0u, 0u); }
+
+  HOPPER_PIPE_HD barrier_type& full(const state& s) const { return st_->full[s.index()]; }
+  HOPPER_PIPE_HD barrier_type& empty(const state& s) const { return st_->empty[s.index()]; }
+  HOPPER_PIPE_HD const pipeline_params& params() const { return p_; }
+  HOPPER_PIPE_HD Backend& backend() { return be_; }
+
+  // Producer (one thread): wait until the stage is empty, then arm its full barrier with the
+  // bytes the copies will deliver (mbarrier.arrive.expect_tx, seed §12.2). With multicast the
+  // bytes are the whole stage, whichever CTAs' producers deliver them.
+  HOPPER_PIPE_HD void acquire(const state& s, uint32_t bytes) {
+    trace(trace::event::acquire_begin, s, 0);
+    be_.wait(st_->empty[s.index()], s.phase(), p_.cluster_size > 1);
+    be_.arrive_expect_tx(st_->full[s.index()], bytes);
+    trace(trace::event::acquire_end, s, 0);
+  }
+
+  // The same with the bytes derived from the stage's tile types.
+  template <class... Tiles>
+  HOPPER_PIPE_HD void acquire(const state& s) {
+    static_assert(sizeof...(Tiles) > 0, "name the tile types the stage carries");
+    static_assert(stage_bytes_of<Tiles...> % 16 == 0,
+                  "a stage's bytes must be a multiple of 16 (cp.async.bulk size)");
+    acquire(s, stage_bytes_of<Tiles...>);
+  }
+
+  // Producer: the stage's copies are issued. The copies complete the transaction count on the
+  // full barrier themselves, so nothing is signalled here; it marks the timeline.
+  HOPPER_PIPE_HD void commit(const state& s) { trace(trace::event::commit, s, 0); }
+
+  // Consumer (every thread of a consumer warp): wait until the stage's phase completed, i.e. all
+  // its bytes landed; .acquire makes them visible to this thread's loads (seed §13.3).
+  HOPPER_PIPE_HD void wait(const state& s) {
+    trace(trace::event::wait_begin, s, 1);
+    be_.wait(st_->full[s.index()], s.phase(), false);
+    trace(trace::event::wait_end, s, 1);
+  }
+
+  // Consumer (every thread of a consumer warp, after its last read of the stage): the warp
+  // converges so that every lane's reads precede lane 0's arrive.release on the empty barrier,
+  // once per CTA that received the stage (seed §16.1). This is the WAR guard.
+  HOPPER_PIPE_HD void release(const state& s) {
+    be_.warp_sync();
+    if (be_.warp_leader()) {
+      trace(trace::event::release, s, 1);
+      if (p_.multicast && p_.cluster_size > 1) {
+        for (uint32_t r = 0; r < p_.cluster_size; ++r) be_.arrive_cluster(st_->empty[s.index()], r);
+      } else {
+        be_.arrive(st_->empty[s.index()]);
+      }
+    }
+  }
+
+  // Producer tail, from the state after its last acquire: wait for the release of every stage,
+  // so that this CTA does not exit while consumers (its own, or a peer's arriving remotely) may
+  // still arrive on its empty barriers. A stage never used passes at once (fresh parity).
+  HOPPER_PIPE_HD void drain(state s) {
+    trace(trace::event::drain_begin, s, 0);
+    for (int k = 0; k < Stages; ++k, ++s) be_.wait(st_->empty[s.index()], s.phase(), p_.cluster_size > 1);
+    trace(trace::event::drain_end, s, 0);
+  }
+
+ private:
+  HOPPER_PIPE_HD pipeline(storage& st, const pipeline_params& p, Backend be)
+      : st_(&st), p_(p), be_(be) {}
+
+  HOPPER_PIPE_HD void trace(trace::event e, const state& s, uint32_t role) {
+    if constexpr (Backend::traced) be_.record(e, s.index(), s.iter(), role);
+  }
+
+  storage* st_;
+  pipeline_params p_;
+  Backend be_;
+};
+
+// ---- host-side validation, before launch -----------------------------------------------------
+
+// What a device allows; query_limits() in pipeline_backend_device.cuh fills it from the device.
+// The defaults are the H200's (sm_90): 227 KiB of opt-in shared memory per block, 1024 threads,
+// portable cluster size 8 (16 with the non-portable attribute).
+struct pipeline_limits {
+  size_t smem_per_block = 232448;
+  uint32_t max_threads_per_block = 1024;
+  uint32_t max_cluster_size = 8;
+};
+
+// A whole launch of the pipeline, as the host sees it.
+struct pipeline_config {
+  uint32_t stages = 4;
+  size_t stage_bytes = 0;       // bytes one stage holds in one CTA
+  uint32_t consumer_warps = 4;  // per CTA
+  uint32_t block_warps = 5;     // warps in the block (producer warp + consumers + others)
+  uint32_t cluster_size = 1;
+  bool multicast = false;
+  size_t extra_smem = 0;        // other shared memory the kernel uses
+
+  // Shared memory the pipeline needs: the stages plus two 8-byte barriers per stage.
+  size_t smem_bytes() const { return size_t(stages) * stage_bytes + size_t(stages) * 16 + extra_smem; }
+  pipeline_params params() const { return pipeline_params{consumer_warps, cluster_size, multicast}; }
+};
+
+// Throws std::invalid_argument naming the value and the limit it breaks.
+inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipeline_limits{}) {
+  auto fail = [](const std::string& m) { throw std::invalid_argument("pipeline_config: " + m); };
+  const std::string S = std::to_string(c.stages), B = std::to_string(c.stage_bytes);
+  if (c.stages < 1 || c.stages > 64) fail("stages = " + S + ", must be 1 to 64");
+  if (c.stage_bytes == 0 || c.stage_bytes % 16 != 0)
+    fail("stage_bytes = " + B + ", must be a positive multiple of 16 (cp.async.bulk size)");
+  if (c.stage_bytes > (1u << 20) - 1)
+    fail("stage_bytes = " + B + " exceeds the mbarrier tx-count limit 2^20-1 = 1048575");
+  if (c.smem_bytes() > lim.smem_per_block)
+    fail("stages x stage_bytes = " + S + " x " + B + " (+ " + std::to_string(c.stages * 16) +
+         " barrier + " + std::to_string(c.extra_smem) + " other bytes) = " +
+         std::to_string(c.smem_bytes()) + " bytes exceeds the shared-memory limit of " +
+         std::to_string(lim.smem_per_block) + " bytes per block");
+  if (c.block_warps * 32 > lim.max_threads_per_block)
+    fail("block_warps = " + std::to_string(c.block_warps) + " exceeds the limit of " +
+         std::to_string(lim.max_threads_per_block / 32) + " warps (" +
+         std::to_string(lim.max_threads_per_block) + " threads) per block");
+  if (c.consumer_warps < 1)
+    fail("consumer_warps = 0, a pipeline needs at least one consumer warp");
+  if (c.consumer_warps + 1 > c.block_warps)
+    fail("consumer_warps = " + std::to_string(c.consumer_warps) + " plus the producer warp exceeds" +
+         " the block's " + std::to_string(c.block_warps) + " warps");
+  if (c.cluster_size < 1 || c.cluster_size > lim.max_cluster_size)
+    fail("cluster_size = " + std::to_string(c.cluster_size) +
+         ", the device can launch clusters of 1 to " + std::to_string(lim.max_cluster_size) + " CTAs");
+  if (c.multicast && c.stage_bytes % (16u * c.cluster_size) != 0)
+    fail("stage_bytes = " + B + " cannot be split into " + std::to_string(c.cluster_size) +
+         " multicast slices of a multiple of 16 bytes");
+  const uint64_t arrivals = uint64_t(c.consumer_warps) * (c.multicast ? c.cluster_size : 1u);
+  if (arrivals > (1u << 20) - 1)
+    fail("empty-barrier arrivals = " + std::to_string(arrivals) +
+         " exceed the mbarrier limit 2^20-1 = 1048575");
+}
+
+}  // namespace hopper
