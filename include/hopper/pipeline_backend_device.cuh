@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hopper/pipeline.cuh"
+#include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/common.cuh"
 #include "hopper/ptx/fence.cuh"
 #include "hopper/ptx/mbarrier.cuh"
@@ -18,21 +19,6 @@
 namespace hopper {
 
 namespace detail {
-
-// mapa.shared::cluster.u32 dst, src, rank; (seed §12.1, §18) the .shared::cluster address of the
-// barrier at the same offset in CTA `rank` of the cluster. No memory access: no clobber needed.
-__device__ __forceinline__ uint32_t pipe_mapa(const void* local, uint32_t rank) {
-  uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(ptx::smem_addr(local)), "r"(rank));
-  return out;
-}
-
-// barrier.cluster.arrive.release.aligned + barrier.cluster.wait.acquire.aligned (seed §18): every
-// thread of every CTA of the cluster; the release/acquire pair publishes the barrier inits.
-__device__ __forceinline__ void pipe_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
 
 // Per-warp trace state: the sink when tracing is compiled in, nothing otherwise.
 template <bool Traced>
@@ -72,7 +58,10 @@ struct basic_device_backend : detail::pipe_trace_state<Traced> {
   __device__ __forceinline__ void sync_cta() { __syncthreads(); }
   // barrier.cluster.arrive.release + wait.acquire (seed §18): every peer CTA is running and
   // its barriers initialised before anyone multicasts into it or arrives on it.
-  __device__ __forceinline__ void sync_cluster() { detail::pipe_cluster_sync(); }
+  __device__ __forceinline__ void sync_cluster() {
+    ptx::barrier_cluster_arrive_aligned();  // .release: our barrier inits are published
+    ptx::barrier_cluster_wait_aligned();    // .acquire: the peers' are visible to us
+  }
   // mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 (seed §12.2)
   __device__ __forceinline__ void arrive_expect_tx(barrier_type& b, uint32_t bytes) {
     (void)ptx::mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(&b, bytes);
@@ -84,7 +73,7 @@ struct basic_device_backend : detail::pipe_trace_state<Traced> {
   // mapa + mbarrier.arrive.release.cluster.shared::cluster.b64 (seed §18): the barrier at the
   // same offset in CTA `rank`.
   __device__ __forceinline__ void arrive_cluster(barrier_type& b, uint32_t rank) {
-    ptx::mbarrier_arrive_shared_cluster<ptx::sem::release, ptx::scope::cluster>(detail::pipe_mapa(&b, rank));
+    ptx::mbarrier_arrive_shared_cluster<ptx::sem::release, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, rank));
   }
   // mbarrier.try_wait.parity.acquire.{cta,cluster}.shared::cta.b64 in a loop (seed §13.1,
   // §13.3). Cluster scope where the arrivals came from peer CTAs (release.cluster).
