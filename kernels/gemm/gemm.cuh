@@ -1,0 +1,154 @@
+// Host side of the GEMM: validate the problem, choose the tile configuration (gemm_config.hpp),
+// encode the three tensor maps once, and launch the persistent kernel on a cluster grid.
+//
+//   hopper::gemm::plan g(problem, A, B, C);   // throws std::invalid_argument on bad input
+//   g.run(stream);                            // any number of times
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "hopper/tensor_map.hpp"
+#include "kernels/gemm/gemm_config.hpp"
+#include "kernels/gemm/gemm_kernel.cuh"
+#include "kernels/gemm/tile_scheduler.hpp"
+
+namespace hopper::gemm {
+
+namespace detail {
+
+inline void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("hopper::gemm: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// Launches one instantiation: opt in to its shared memory, size the persistent grid to the
+// clusters that can be resident at once, launch with the cluster dimension.
+template <class T>
+cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, const hopper::tensor_map& c,
+                   const kernel_params& kp, int num_sms, cudaStream_t stream, int* grid_out) {
+  auto kern = gemm_kernel<T>;
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM));
+  if (e != cudaSuccess) return e;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = T::CLUSTER;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(T::THREADS);
+  cfg.dynamicSmemBytes = T::SMEM;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  // How many clusters fit at once (GPCs need not split evenly into pairs of SMs).
+  static int resident = 0;
+  if (resident == 0) {
+    cfg.gridDim = dim3(num_sms / T::CLUSTER * T::CLUSTER);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
+      (void)cudaGetLastError();
+      n = num_sms / T::CLUSTER;
+    }
+    resident = n;
+  }
+  const int clusters = std::min(resident, kp.sched.total());
+  cfg.gridDim = dim3(clusters * T::CLUSTER);
+  if (grid_out) *grid_out = clusters * T::CLUSTER;
+  return cudaLaunchKernelEx(&cfg, kern, a, b, c, kp);
+}
+
+template <int BN, int STAGES, int CLUSTER, class OutT>
+cudaError_t launch_layouts(bool a_mn, bool b_mn, const hopper::tensor_map& a, const hopper::tensor_map& b,
+                           const hopper::tensor_map& c, const kernel_params& kp, int sms, cudaStream_t s,
+                           int* grid) {
+  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, false>>(a, b, c, kp, sms, s, grid);
+  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, true>>(a, b, c, kp, sms, s, grid);
+  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, false>>(a, b, c, kp, sms, s, grid);
+  return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, true>>(a, b, c, kp, sms, s, grid);
+}
+
+template <class OutT>
+cudaError_t launch_config(const config& cf, bool a_mn, bool b_mn, const hopper::tensor_map& a,
+                          const hopper::tensor_map& b, const hopper::tensor_map& c, const kernel_params& kp,
+                          int sms, cudaStream_t s, int* grid) {
+  if (cf.bn == 256 && cf.cluster == 2) return launch_layouts<256, 4, 2, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
+  if (cf.bn == 256 && cf.cluster == 1) return launch_layouts<256, 4, 1, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
+  if (cf.bn == 128 && cf.cluster == 2) return launch_layouts<128, 6, 2, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
+  return launch_layouts<128, 6, 1, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
+}
+
+}  // namespace detail
+
+class plan {
+ public:
+  // Validates (std::invalid_argument naming the bad value), chooses the configuration for this
+  // device (or takes `forced`, checked against the instantiated ones) and encodes the tensor maps.
+  plan(const problem& p, const void* A, const void* B, void* C, const config* forced = nullptr)
+      : p_(p) {
+    validate(p, A, B, C);
+    int dev = 0;
+    detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+    detail::cuda_check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev),
+                       "cudaDeviceGetAttribute(MultiProcessorCount)");
+    cfg_ = forced ? *forced : choose_config(p, sms_);
+    const bool known = (cfg_.bn == 256 && cfg_.stages == 4) || (cfg_.bn == 128 && cfg_.stages == 6);
+    if (!known || cfg_.bm != 128 || cfg_.bk != 64 || (cfg_.cluster != 1 && cfg_.cluster != 2) || cfg_.group_m < 1)
+      detail::fail("config bm x bn x bk = " + std::to_string(cfg_.bm) + " x " + std::to_string(cfg_.bn) + " x " +
+                   std::to_string(cfg_.bk) + ", stages " + std::to_string(cfg_.stages) + ", cluster " +
+                   std::to_string(cfg_.cluster) + ", group_m " + std::to_string(cfg_.group_m) +
+                   " is not instantiated (128 x 256 x 64 / 4 stages or 128 x 128 x 64 / 6 stages, cluster 1 or 2)");
+    const auto u = [](int64_t v) { return uint64_t(v); };
+    const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
+    // A: K-major boxes are 64 (K) x 128 (M); MN-major boxes 64 (M) x 64 (K), two per tile.
+    if (p.a_major == major::k)
+      a_ = tensor_map::tiled(element::bf16, A).dims({u(p.K), u(p.M)}).strides({u(lda * 2)})
+               .box({64, 128}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+    else
+      a_ = tensor_map::tiled(element::bf16, A).dims({u(p.M), u(p.K)}).strides({u(lda * 2)})
+               .box({64, 64}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+    // B: K-major boxes are 64 (K) x bn / cluster (N): each CTA of a cluster loads its share.
+    if (p.b_major == major::k)
+      b_ = tensor_map::tiled(element::bf16, B).dims({u(p.K), u(p.N)}).strides({u(ldb * 2)})
+               .box({64, uint32_t(cfg_.bn / cfg_.cluster)}).swizzle(swizzle::b128)
+               .l2_promotion(l2_promotion::b256).build();
+    else
+      b_ = tensor_map::tiled(element::bf16, B).dims({u(p.N), u(p.K)}).strides({u(ldb * 2)})
+               .box({64, 64}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+    // C: boxes of 64 rows x 128 bytes, written from 128B-swizzled shared memory.
+    const element ce = p.out == out_type::bf16 ? element::bf16 : element::f32;
+    c_ = tensor_map::tiled(ce, C).dims({u(p.N), u(p.M)}).strides({u(ldc * out_bytes(p.out))})
+             .box({uint32_t(128 / out_bytes(p.out)), 64}).swizzle(swizzle::b128).build();
+    const int tiles_m = int(detail::ceil_div(p.M, cfg_.bm));
+    kp_.M = int(p.M);
+    kp_.N = int(p.N);
+    kp_.K = int(p.K);
+    kp_.sched.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster));
+    kp_.sched.tiles_n = int(detail::ceil_div(p.N, cfg_.bn));
+    kp_.sched.group = cfg_.group_m;
+  }
+
+  // Launches the GEMM on `stream`; returns the launch error (asynchronous errors appear later).
+  cudaError_t run(cudaStream_t stream = 0) const {
+    const bool a_mn = p_.a_major == major::mn, b_mn = p_.b_major == major::mn;
+    if (p_.out == out_type::bf16)
+      return detail::launch_config<__nv_bfloat16>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, sms_, stream, &grid_);
+    return detail::launch_config<float>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, sms_, stream, &grid_);
+  }
+
+  const config& cfg() const { return cfg_; }
+  const problem& prob() const { return p_; }
+  int grid() const { return grid_; }  // CTAs of the last launch
+
+ private:
+  problem p_;
+  config cfg_;
+  int sms_ = 0;
+  mutable int grid_ = 0;
+  hopper::tensor_map a_{}, b_{}, c_{};
+  kernel_params kp_{};
+};
+
+}  // namespace hopper::gemm

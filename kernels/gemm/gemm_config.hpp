@@ -1,0 +1,123 @@
+// The GEMM as the host sees it: the problem, its validation and the rule that picks tile shape,
+// stage count and cluster size. Plain C++ (no CUDA), so that host tests exercise it without a GPU.
+//
+//   C[M x N] = A[M x K] . B[N x K]^T   (fp32 accumulation, bf16 inputs, bf16 or fp32 output)
+//
+// A is "K-major" when A(m, k) sits at A[m * lda + k] (row-major M x K) and "MN-major" when it sits
+// at A[k * lda + m]. B likewise: K-major B(n, k) = B[n * ldb + k] (the "TN" GEMM, both operands
+// contiguous along K) and MN-major B(n, k) = B[k * ldb + n] (B stored row-major K x N, the plain
+// C = A . B). C is row-major: C(m, n) = C[m * ldc + n].
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace hopper::gemm {
+
+enum class major { k, mn };
+enum class out_type { bf16, f32 };
+
+inline const char* name(major m) { return m == major::k ? "K-major" : "MN-major"; }
+inline const char* name(out_type o) { return o == out_type::bf16 ? "bf16" : "f32"; }
+inline int64_t out_bytes(out_type o) { return o == out_type::bf16 ? 2 : 4; }
+
+struct problem {
+  int64_t M = 0, N = 0, K = 0;
+  major a_major = major::k;
+  major b_major = major::k;
+  out_type out = out_type::bf16;
+  // Leading dimensions in elements; 0 means packed (the contiguous extent).
+  int64_t lda = 0, ldb = 0, ldc = 0;
+
+  int64_t lda_or_packed() const { return lda ? lda : (a_major == major::k ? K : M); }
+  int64_t ldb_or_packed() const { return ldb ? ldb : (b_major == major::k ? K : N); }
+  int64_t ldc_or_packed() const { return ldc ? ldc : N; }
+  double flops() const { return 2.0 * double(M) * double(N) * double(K); }
+};
+
+// The kernel's compile-time shape, chosen per problem by choose_config().
+struct config {
+  int bm = 128;      // two consumer warpgroups of 64 rows each
+  int bn = 256;      // 256 or 128: the n of wgmma.m64nNk16
+  int bk = 64;       // one 128-byte swizzle row of bf16
+  int stages = 4;    // ring depth
+  int cluster = 2;   // CTAs along M sharing (multicasting) the B tile
+  int group_m = 8;   // cluster-rows per group of the grouped tile order
+};
+
+namespace detail {
+[[noreturn]] inline void fail(const std::string& what) {
+  throw std::invalid_argument("hopper::gemm: " + what);
+}
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace detail
+
+// Shared memory one CTA of `c` uses: stages of A (bm x bk) and B (bn x bk) bf16 tiles, two
+// double-buffered 64 x 128-byte epilogue boxes per consumer warpgroup, the barriers, and 1 KiB
+// of slack to align the 128B-swizzle atoms to 1024 bytes.
+inline int64_t smem_bytes(const config& c) {
+  const int64_t stage = int64_t(c.bm + c.bn) * c.bk * 2;
+  const int64_t epilogue = 2 /*warpgroups*/ * 2 /*buffers*/ * 64 * 128;
+  return c.stages * stage + epilogue + 2 * 8 * c.stages + 1024;
+}
+
+inline constexpr int64_t max_smem_per_block = 232448;  // 227 KiB, sm_90 opt-in limit
+
+// Rejects what the kernel cannot compute exactly, naming the bad value. TMA needs every global
+// row pitch to be a multiple of 16 bytes and every base 16-byte aligned; coordinates are int32.
+inline void validate(const problem& p, const void* A, const void* B, const void* C) {
+  using detail::fail;
+  const auto s = [](int64_t v) { return std::to_string(v); };
+  if (p.M < 1) fail("M = " + s(p.M) + " must be >= 1");
+  if (p.N < 1) fail("N = " + s(p.N) + " must be >= 1");
+  if (p.K < 1) fail("K = " + s(p.K) + " must be >= 1");
+  const int64_t lim = int64_t(1) << 31;
+  if (p.M >= lim || p.N >= lim || p.K >= lim)
+    fail("M x N x K = " + s(p.M) + " x " + s(p.N) + " x " + s(p.K) + " exceeds 2^31-1 in a dimension");
+  if (p.a_major != major::k && p.a_major != major::mn) fail("a_major is not a hopper::gemm::major");
+  if (p.b_major != major::k && p.b_major != major::mn) fail("b_major is not a hopper::gemm::major");
+  if (p.out != out_type::bf16 && p.out != out_type::f32) fail("out is not a hopper::gemm::out_type");
+  const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
+  const int64_t a_row = p.a_major == major::k ? p.K : p.M;
+  const int64_t b_row = p.b_major == major::k ? p.K : p.N;
+  const char* a_what = p.a_major == major::k ? "K" : "M";
+  const char* b_what = p.b_major == major::k ? "K" : "N";
+  if (lda < a_row) fail("lda = " + s(lda) + " is smaller than the contiguous extent " + a_what + " = " + s(a_row) + " of A (" + name(p.a_major) + ")");
+  if (ldb < b_row) fail("ldb = " + s(ldb) + " is smaller than the contiguous extent " + b_what + " = " + s(b_row) + " of B (" + name(p.b_major) + ")");
+  if (ldc < p.N) fail("ldc = " + s(ldc) + " is smaller than N = " + s(p.N));
+  if ((lda * 2) % 16 != 0)
+    fail("lda = " + s(lda) + (p.lda ? "" : std::string(" (packed: ") + a_what + ")") +
+         " gives a row pitch of " + s(lda * 2) + " bytes; TMA needs a multiple of 16 (lda % 8 == 0)");
+  if ((ldb * 2) % 16 != 0)
+    fail("ldb = " + s(ldb) + (p.ldb ? "" : std::string(" (packed: ") + b_what + ")") +
+         " gives a row pitch of " + s(ldb * 2) + " bytes; TMA needs a multiple of 16 (ldb % 8 == 0)");
+  if ((ldc * out_bytes(p.out)) % 16 != 0)
+    fail("ldc = " + s(ldc) + (p.ldc ? "" : " (packed: N)") + " gives a " + name(p.out) + " row pitch of " +
+         s(ldc * out_bytes(p.out)) + " bytes; TMA needs a multiple of 16");
+  const auto misaligned = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 != 0; };
+  if (!A) fail("A is null");
+  if (!B) fail("B is null");
+  if (!C) fail("C is null");
+  if (misaligned(A)) fail("A is not 16-byte aligned");
+  if (misaligned(B)) fail("B is not 16-byte aligned");
+  if (misaligned(C)) fail("C is not 16-byte aligned");
+}
+
+// The tile rule. 128 x 256 tiles (two m64n256k16 warpgroups, 4 stages of 48 KiB) have the best
+// ratio of tensor-core work to shared-memory traffic, so they are used whenever they fill at least
+// half of the machine in the first wave; below that (small or skinny problems, e.g. M = 128)
+// 128 x 128 tiles (6 stages of 32 KiB) double the number of tiles. Clusters of 2 CTAs along M
+// multicast the B tile (each CTA loads half) whenever there are at least two M tiles.
+inline config choose_config(const problem& p, int num_sms) {
+  config c;
+  const int64_t tiles_m = detail::ceil_div(p.M, 128);
+  const int64_t tiles_256 = tiles_m * detail::ceil_div(p.N, 256);
+  if (2 * tiles_256 < num_sms) {
+    c.bn = 128;
+    c.stages = 6;
+  }
+  c.cluster = tiles_m >= 2 ? 2 : 1;
+  return c;
+}
+
+}  // namespace hopper::gemm

@@ -1,0 +1,317 @@
+// The warp-specialized persistent bf16 GEMM: C = A . B^T, fp32 accumulation.
+//
+// One CTA = 3 warpgroups (384 threads), one CTA per SM, persistent over tiles:
+//   warpgroup 0  producer: gives registers back (setmaxnreg.dec), one elected thread issues the
+//                TMA loads of every k-block of every tile into a ring of STAGES stages;
+//   warpgroup 1, 2  consumers: take registers (setmaxnreg.inc), each computes 64 x BN of the
+//                128 x BN tile with wgmma.m64nBNk16 straight from the swizzled stage, keeps one
+//                wgmma group in flight, releases a stage as soon as the group that read it is done,
+//                and stores its rows through shared memory with TMA stores that overlap the next
+//                tile's main loop.
+// The ring is the seed's pipeline (§10, §14-§16): full[s] counts the bytes the copy engine
+// delivers (arrive.expect_tx by the producer, complete_tx by TMA), empty[s] counts the consumer
+// warpgroups' releases; the producer waits for "empty", the consumers for "full", each on the
+// parity of the ring's current round. With CLUSTER = 2 the two CTAs compute vertically adjacent
+// tiles with the same B columns: each loads half of the B tile and multicasts it to both, so
+// empty[s] of each CTA counts the releases of both CTAs' consumers (a producer may refill a stage
+// only when every CTA it writes into is done with it).
+#pragma once
+#include <cuda_bf16.h>
+#include <cstdint>
+
+#include "hopper/ptx/cp_async_bulk.cuh"
+#include "hopper/ptx/fence.cuh"
+#include "hopper/ptx/mbarrier.cuh"
+#include "hopper/ptx/special_registers.cuh"
+#include "hopper/ptx/wgmma.cuh"
+#include "hopper/tensor_map.hpp"
+#include "kernels/gemm/gemm_config.hpp"
+#include "kernels/gemm/ptx_stopgap.cuh"
+#include "kernels/gemm/tile_scheduler.hpp"
+
+namespace hopper::gemm {
+
+// What the kernel needs at run time besides the three tensor maps.
+struct kernel_params {
+  int M, N, K;
+  tile_scheduler sched;
+};
+
+template <int BN_, int STAGES_, int CLUSTER_, class OutT_, bool A_MN_, bool B_MN_>
+struct kernel_traits {
+  static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_;
+  static constexpr bool A_MN = A_MN_, B_MN = B_MN_;
+  using OutT = OutT_;
+  static constexpr int THREADS = 384;
+  static constexpr int CONSUMERS = 2;         // consumer warpgroups
+  static constexpr int WG_M = 64;             // rows per consumer warpgroup
+  static constexpr int ACC = BN / 2;          // fp32 accumulators per thread (m64nBN: 64*BN/128)
+  static constexpr uint32_t A_BYTES = BM * BK * 2;
+  static constexpr uint32_t B_BYTES = BN * BK * 2;
+  static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr uint32_t BOX_MN_BYTES = 64 * BK * 2;  // one 64 (MN) x 64 (K) MN-major box
+  static constexpr int B_ROWS_PER_CTA = BN / CLUSTER;    // B rows (N) each CTA loads
+  // Epilogue: boxes of 64 rows x one 128-byte swizzle row of C, double buffered per warpgroup.
+  static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
+  static constexpr uint32_t EPI_BYTES = 64 * 128;
+  static constexpr int EPI_CHUNKS = BN / EPI_COLS;
+  // Shared-memory offsets from a 1024-byte aligned base (swizzle atoms need 1024-B alignment).
+  static constexpr uint32_t OFF_A = 0;
+  static constexpr uint32_t OFF_B = OFF_A + STAGES * A_BYTES;
+  static constexpr uint32_t OFF_EPI = OFF_B + STAGES * B_BYTES;
+  static constexpr uint32_t OFF_BAR = OFF_EPI + CONSUMERS * 2 * EPI_BYTES;
+  static constexpr uint32_t SMEM = OFF_BAR + 2 * 8 * STAGES + 1024;
+  // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+
+  static_assert(BN == 128 || BN == 256, "BN is the n of wgmma.m64nNk16: 128 or 256");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert(B_ROWS_PER_CTA <= 256, "a TMA box dimension is at most 256");
+  static_assert(!B_MN || (BN / 64) % CLUSTER == 0, "MN-major B boxes split evenly over the cluster");
+  static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "stages keep 1024-B swizzle alignment");
+  static_assert((B_ROWS_PER_CTA * 128) % 1024 == 0, "multicast halves keep 1024-B alignment");
+  static_assert(OFF_EPI % 1024 == 0, "epilogue boxes are 128B-swizzled: 1024-B aligned");
+  static_assert(sizeof(OutT) == 2 || sizeof(OutT) == 4, "bf16 or fp32 output");
+  static_assert(SMEM <= uint32_t(max_smem_per_block), "fits in 227 KiB of shared memory");
+  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
+  static_assert(STAGE_BYTES < (1u << 20), "tx-count limit of an mbarrier phase");
+};
+
+namespace detail {
+
+// Wait until the phase of `bar` with parity `parity` has completed (try_wait.parity loop,
+// seed §13.1). Cluster scope where peers arrive on the barrier.
+template <bool ClusterScope>
+__device__ __forceinline__ void wait_parity(uint64_t* bar, uint32_t parity) {
+  constexpr auto sc = ClusterScope ? hopper::ptx::scope::cluster : hopper::ptx::scope::cta;
+  while (!hopper::ptx::mbarrier_try_wait_parity<hopper::ptx::sem::acquire, sc>(bar, parity)) {
+  }
+}
+
+// Position in the ring: which stage, and which parity of its barriers the current round uses.
+struct ring_pos {
+  uint32_t stage = 0, phase = 0;
+  template <int STAGES>
+  __device__ __forceinline__ void advance() {
+    if (++stage == uint32_t(STAGES)) {
+      stage = 0;
+      phase ^= 1u;  // seed §15: the barrier is reused one phase on
+    }
+  }
+};
+
+
+// A consumer warpgroup's release of a stage (seed §16.1, WAR guard): called by lane r < CLUSTER
+// of its first warp after wgmma.wait_group has retired the group that read the stage; lane r
+// arrives on CTA r's empty barrier (mapa gives its .shared::cluster address), so with multicast
+// every CTA whose producer writes into this stage hears of it.
+template <int CLUSTER>
+__device__ __forceinline__ void release_stage(uint64_t* empty_bar, int lane) {
+  if constexpr (CLUSTER == 1) {
+    hopper::ptx::mbarrier_arrive<hopper::ptx::sem::release, hopper::ptx::scope::cta>(empty_bar);
+  } else {
+    // .relaxed: the reads being released are complete once wgmma.wait_group returned, so there is
+    // nothing to order; .release.cluster would cost a MEMBAR.GPU per stage in the main loop.
+    hopper::ptx::mbarrier_arrive_shared_cluster<hopper::ptx::sem::relaxed, hopper::ptx::scope::cluster>(
+        hopper::gemm::ptx::mapa_shared_cluster(empty_bar, uint32_t(lane)));
+  }
+}
+
+// Two adjacent accumulators converted to the output type and stored as one 4- or 8-byte word
+// (the lower column at the lower address).
+template <class OutT>
+__device__ __forceinline__ void store_pair(uint8_t* dst, float lo, float hi) {
+  if constexpr (sizeof(OutT) == 2) {
+    *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(lo, hi);
+  } else {
+    *reinterpret_cast<float2*>(dst) = make_float2(lo, hi);
+  }
+}
+
+}  // namespace detail
+
+template <class T>
+__global__ void __launch_bounds__(384, 1)
+    gemm_kernel(const __grid_constant__ hopper::tensor_map tma_a,
+                const __grid_constant__ hopper::tensor_map tma_b,
+                const __grid_constant__ hopper::tensor_map tma_c, const kernel_params p) {
+  using namespace hopper::ptx;
+  namespace sp = hopper::gemm::ptx;
+  constexpr int STAGES = T::STAGES, CLUSTER = T::CLUSTER, BN = T::BN, BM = T::BM, BK = T::BK;
+
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* sA = smem + T::OFF_A;
+  uint8_t* sB = smem + T::OFF_B;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + T::OFF_BAR);
+  uint64_t* empty = full + STAGES;
+
+  const int wg = threadIdx.x / 128;
+  const int wg_thread = threadIdx.x % 128;
+  const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
+  const int cluster_id = blockIdx.x / CLUSTER;
+  const int clusters = gridDim.x / CLUSTER;
+  const int k_blocks = (p.K + BK - 1) / BK;
+
+  // Barriers (seed §12): full expects the producer's one arrive.expect_tx plus the bytes; empty
+  // expects one release per consumer warpgroup of every CTA the stage's bytes come from.
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], T::CONSUMERS * CLUSTER);
+    }
+    fence_mbarrier_init_release_cluster();
+    sp::prefetch_tensormap(tma_a.get());
+    sp::prefetch_tensormap(tma_b.get());
+    sp::prefetch_tensormap(tma_c.get());
+  }
+  // Nobody (no peer's multicast or remote arrive either) touches a barrier before it exists.
+  if constexpr (CLUSTER > 1) {
+    sp::barrier_cluster_arrive_release();
+    sp::barrier_cluster_wait_acquire();
+  } else {
+    __syncthreads();
+  }
+
+  if (wg == 0) {
+    // ---------------- producer ----------------
+    sp::setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (wg_thread == 0) {
+      detail::ring_pos pos;
+      for (int t = cluster_id; t < p.sched.total(); t += clusters) {
+        int crow, col;
+        p.sched.coords(t, crow, col);
+        const int m0 = (crow * CLUSTER + int(rank)) * BM;
+        const int n0 = col * BN;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          // Wait until every consumer that reads this stage released it (WAR, seed §16); a fresh
+          // barrier passes the first round at once because we wait for the opposite parity.
+          detail::wait_parity<(CLUSTER > 1)>(&empty[pos.stage], pos.phase ^ 1u);
+          mbarrier_arrive_expect_tx(&full[pos.stage], T::STAGE_BYTES);
+          uint8_t* a_dst = sA + pos.stage * T::A_BYTES;
+          uint8_t* b_dst = sB + pos.stage * T::B_BYTES;
+          const int k0 = kb * BK;
+          if constexpr (!T::A_MN) {
+            sp::cp_async_bulk_tensor_2d_global_to_shared(a_dst, tma_a.get(), k0, m0, &full[pos.stage]);
+          } else {
+#pragma unroll
+            for (int j = 0; j < BM / 64; ++j)
+              sp::cp_async_bulk_tensor_2d_global_to_shared(a_dst + j * T::BOX_MN_BYTES, tma_a.get(),
+                                                           m0 + 64 * j, k0, &full[pos.stage]);
+          }
+          if constexpr (!T::B_MN) {
+            const int r0 = int(rank) * T::B_ROWS_PER_CTA;
+            if constexpr (CLUSTER > 1)
+              sp::cp_async_bulk_tensor_2d_global_to_shared_multicast(
+                  b_dst + r0 * 128, tma_b.get(), k0, n0 + r0, &full[pos.stage], (1u << CLUSTER) - 1);
+            else
+              sp::cp_async_bulk_tensor_2d_global_to_shared(b_dst, tma_b.get(), k0, n0, &full[pos.stage]);
+          } else {
+            constexpr int boxes = BN / 64 / CLUSTER;
+#pragma unroll
+            for (int j = int(rank) * boxes; j < int(rank + 1) * boxes; ++j) {
+              if constexpr (CLUSTER > 1)
+                sp::cp_async_bulk_tensor_2d_global_to_shared_multicast(
+                    b_dst + j * T::BOX_MN_BYTES, tma_b.get(), n0 + 64 * j, k0, &full[pos.stage],
+                    (1u << CLUSTER) - 1);
+              else
+                sp::cp_async_bulk_tensor_2d_global_to_shared(b_dst + j * T::BOX_MN_BYTES, tma_b.get(),
+                                                             n0 + 64 * j, k0, &full[pos.stage]);
+            }
+          }
+          pos.advance<STAGES>();
+        }
+      }
+    }
+    __syncwarp();
+  } else {
+    // ---------------- consumers ----------------
+    sp::setmaxnreg_inc<T::CONSUMER_REGS>();
+    const int w = wg - 1;  // 0 or 1: rows [64w, 64w + 64) of the tile
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
+    uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
+    // Where this warpgroup's release of a stage goes: lane r of warp 0 arrives for CTA r.
+    const bool releaser = warp == 0 && lane < CLUSTER;
+    float acc[T::ACC];
+    detail::ring_pos pos;
+
+    for (int t = cluster_id; t < p.sched.total(); t += clusters) {
+      int crow, col;
+      p.sched.coords(t, crow, col);
+      const int m0 = (crow * CLUSTER + int(rank)) * BM;
+      const int n0 = col * BN;
+
+      uint32_t prev_stage = 0;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        detail::wait_parity<false>(&full[pos.stage], pos.phase);  // RAW guard: bytes landed
+        const uint32_t a_base = smem_addr(sA + pos.stage * T::A_BYTES) +
+                                (T::A_MN ? w * T::BOX_MN_BYTES : w * T::WG_M * 128);
+        const uint32_t b_base = smem_addr(sB + pos.stage * T::B_BYTES);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          // k-step of 16: 32 bytes along a K-major row, 16 rows (2048 B) of an MN-major box.
+          const uint64_t da = T::A_MN ? make_wgmma_desc_mnmajor_sw128(a_base + kk * 2048, T::BOX_MN_BYTES)
+                                      : make_wgmma_desc_kmajor_sw128(a_base + kk * 32);
+          const uint64_t db = T::B_MN ? make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
+                                      : make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
+          wgmma_m64nNk16_f32_bf16_bf16<BN, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(
+              acc, da, db, kb > 0 || kk > 0);
+        }
+        wgmma_commit_group();
+        // One group stays in flight; the one before it has finished reading its stage.
+        wgmma_wait_group<1>();
+        if (kb > 0 && releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+        prev_stage = pos.stage;
+        pos.advance<STAGES>();
+      }
+      wgmma_wait_group<0>();
+      if (releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+      wgmma_fence_operand(acc);
+
+      // ---- epilogue: registers -> swizzled shared box -> TMA store (seed §19) ----
+      const int row0 = m0 + w * T::WG_M;
+      if (row0 < p.M) {
+        const int r_lo = warp * 16 + lane / 4;  // rows r_lo and r_lo + 8 of the 64
+#pragma unroll
+        for (int c = 0; c < T::EPI_CHUNKS; ++c) {
+          const int col0 = n0 + c * T::EPI_COLS;
+          if (col0 >= p.N) break;  // uniform over the warpgroup
+          uint8_t* buf = epi + (epi_count & 1u) * T::EPI_BYTES;
+          // The store issued two boxes ago read this buffer; it must be done reading.
+          if (wg_thread == 0) cp_async_bulk_wait_group_read<1>();
+          sp::bar_sync(1 + w, 128);
+#pragma unroll
+          for (int j = 0; j < T::EPI_COLS / 8; ++j) {
+            const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
+            const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
+            const uint32_t o_lo = hopper::swizzle_offset(hopper::swizzle::b128, r_lo * 128 + col_bytes);
+            const uint32_t o_hi = hopper::swizzle_offset(hopper::swizzle::b128, (r_lo + 8) * 128 + col_bytes);
+            detail::store_pair<typename T::OutT>(buf + o_lo, acc[i], acc[i + 1]);
+            detail::store_pair<typename T::OutT>(buf + o_hi, acc[i + 2], acc[i + 3]);
+          }
+          // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
+          fence_proxy_async_shared_cta();
+          sp::bar_sync(1 + w, 128);
+          if (wg_thread == 0) {
+            sp::cp_async_bulk_tensor_2d_shared_to_global(tma_c.get(), col0, row0, buf);
+            cp_async_bulk_commit_group();
+          }
+          ++epi_count;
+        }
+      }
+    }
+    // The last stores must have read shared memory before the CTA (and its memory) goes away.
+    if (wg_thread == 0) cp_async_bulk_wait_group<0>();
+  }
+
+  // A peer may still arrive on our empty barriers or multicast into us until it is done.
+  if constexpr (CLUSTER > 1) {
+    sp::barrier_cluster_arrive_release();
+    sp::barrier_cluster_wait_acquire();
+  }
+}
+
+}  // namespace hopper::gemm

@@ -1,0 +1,38 @@
+// The persistent tile order, shared by the producer and the consumers of a CTA (they must walk
+// the same tiles in the same order) and by host tests. Plain C++ usable on both sides.
+//
+// The output is cut into cluster tiles of (cluster * 128) x bn; cluster c walks tiles c,
+// c + clusters, c + 2*clusters, ... Within that index space tiles are grouped: `group` cluster-rows
+// are swept column by column before moving on, so the clusters working at one time share their
+// A rows and B columns in L2 instead of streaming all of B for every row of tiles.
+#pragma once
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define HOPPER_GEMM_HD __host__ __device__ __forceinline__
+#else
+#define HOPPER_GEMM_HD inline
+#endif
+
+namespace hopper::gemm {
+
+struct tile_scheduler {
+  int cluster_rows;  // ceil(tiles_m / cluster)
+  int tiles_n;
+  int group;         // cluster-rows per group, >= 1
+
+  HOPPER_GEMM_HD int total() const { return cluster_rows * tiles_n; }
+
+  // Cluster tile t -> (cluster-row, column) in the grouped order.
+  HOPPER_GEMM_HD void coords(int t, int& cluster_row, int& col) const {
+    const int per_group = group * tiles_n;
+    const int g = t / per_group;
+    const int first = g * group;
+    const int rows = cluster_rows - first < group ? cluster_rows - first : group;
+    const int r = t - g * per_group;
+    cluster_row = first + r % rows;
+    col = r / rows;
+  }
+};
+
+}  // namespace hopper::gemm
