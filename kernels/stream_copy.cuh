@@ -1,0 +1,468 @@
+// Streaming copies through shared memory at the speed of the memory itself (seed §3, §10, §19):
+// the copy engine moves every byte in the background, in both directions, while one thread per
+// direction only issues. Three kernels share one structure:
+//
+//   stream_copy_1d      cp.async.bulk global -> shared (mbarrier), cp.async.bulk shared -> global
+//   stream_copy_2d      the same through 2-D tensor maps (cp.async.bulk.tensor.2d)
+//   stream_axpb_bf16    y = a*x + b in bf16: consumer warps transform each stage in shared memory
+//                       between the load and the store
+//
+// Per CTA (persistent: at most blocks_per_sm CTAs per SM, chunk c goes to CTA c % grid):
+//   warp 0, lane 0   producer: pipeline.acquire (wait empty, arrive.expect_tx), bulk load
+//   warp 1, lane 0   storer: wait until the stage is ready, bulk store, commit_group; the stage
+//                    is released (empty barrier) only after wait_group.read<Lag> says its store
+//                    has finished reading it, so up to Lag stores read shared memory at once
+//   warps 2..        (fused only) transform warps: wait full, y = a*x + b in place,
+//                    fence.proxy.async.shared::cta, arrive on the stage's `ready` barrier
+// The bytes past the last multiple of 16 (2-D: past the last whole 1 KiB row) are copied with
+// ordinary loads and stores by CTA 0, since a bulk copy moves only multiples of 16 bytes.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "hopper/pipeline.cuh"
+#include "hopper/pipeline_backend_device.cuh"
+#include "hopper/ptx/cp_async_bulk.cuh"
+#include "hopper/ptx/cp_async_bulk_tensor.cuh"
+#include "hopper/ptx/fence.cuh"
+#include "hopper/ptx/mbarrier.cuh"
+#include "hopper/tensor_map.hpp"
+
+namespace hopper::kernels {
+
+// The knobs of a streaming copy; the benchmark sweeps them.
+struct stream_copy_config {
+  uint32_t stages = 8;             // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
+  uint32_t stage_bytes = 24576;    // bytes per stage: multiple of 16 (2-D: of 1024, at most 256 KiB)
+  uint32_t blocks_per_sm = 1;      // CTAs per SM of the persistent grid
+  uint32_t store_lag = 1;          // stores still reading shared memory before a release: 0, 1, 2
+  uint32_t transform_warps = 4;    // fused only: warps that compute y = a*x + b (1..16)
+};
+
+// Row of the 2-D view: 256 x 4-byte elements, so one box is {256, stage_bytes / 1024} and a stage
+// of up to 256 rows stays within the 256-element box limit.
+inline constexpr uint32_t stream_copy_2d_row_bytes = 1024;
+
+namespace detail {
+
+inline constexpr uint32_t producer_warp = 0;
+inline constexpr uint32_t storer_warp = 1;
+
+template <int Stages>
+using copy_pipe = pipeline<Stages, basic_device_backend<false>>;
+
+// Storer side of every variant: after `ready` (full, or transformed) the store of the stage is
+// issued and committed; the stage is released to the producer only once wait_group.read<Lag>
+// shows its store no longer reads it (seed §16, §19.4). `r` trails `s` by at most Lag stages.
+template <int Stages, int Lag, class Store>
+__device__ __forceinline__ void store_and_release(copy_pipe<Stages>& pipe, typename copy_pipe<Stages>::state& s,
+                                                  typename copy_pipe<Stages>::state& r, uint32_t lane,
+                                                  Store&& store) {
+  if (lane == 0) {
+    store();
+    ptx::cp_async_bulk_commit_group();
+  }
+  ++s;
+  if (s.iter() > uint32_t(Lag)) {
+    if (lane == 0) ptx::cp_async_bulk_wait_group_read<Lag>();
+    pipe.release(r);  // __syncwarp, then lane 0 arrives on r's empty barrier
+    ++r;
+  }
+}
+
+// The storer's tail: every outstanding store has read its stage (release them all), then every
+// store has also written global memory before the CTA exits.
+template <int Stages>
+__device__ __forceinline__ void finish_stores(copy_pipe<Stages>& pipe, typename copy_pipe<Stages>::state& s,
+                                              typename copy_pipe<Stages>::state& r, uint32_t lane) {
+  if (lane == 0) ptx::cp_async_bulk_wait_group_read<0>();
+  for (; r.iter() < s.iter(); ++r) pipe.release(r);
+  if (lane == 0) ptx::cp_async_bulk_wait_group<0>();
+}
+
+__device__ __forceinline__ uint32_t chunk_bytes(uint64_t off, uint64_t total, uint32_t stage_bytes) {
+  const uint64_t left = total - off;
+  return left < stage_bytes ? uint32_t(left) : stage_bytes;
+}
+
+// y = a*x + b for one bf16: fp32 FMA (one rounding), then round to nearest even.
+__device__ __forceinline__ __nv_bfloat16 axpb(__nv_bfloat16 x, float a, float b) {
+  return __float2bfloat16_rn(__fmaf_rn(a, __bfloat162float(x), b));
+}
+
+__device__ __forceinline__ uint32_t axpb2(uint32_t packed, float a, float b) {
+  __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162*>(&packed);
+  v.x = axpb(v.x, a, b);
+  v.y = axpb(v.y, a, b);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+}  // namespace detail
+
+// ---- 1-D: cp.async.bulk both ways ----------------------------------------------------------
+
+template <int Stages, int Lag>
+__global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
+                                                            uint64_t bytes, uint32_t stage_bytes) {
+  using pipe_t = detail::copy_pipe<Stages>;
+  __shared__ typename pipe_t::storage ring;
+  extern __shared__ __align__(1024) uint8_t stage_mem[];
+  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false});  // one releasing warp: the storer
+
+  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+  const uint64_t bulk = bytes & ~uint64_t(15);
+  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+
+  if (warp == detail::producer_warp) {
+    if (lane == 0) {
+      auto s = pipe.producer_start();
+      for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+        const uint64_t off = c * stage_bytes;
+        const uint32_t n = detail::chunk_bytes(off, bulk, stage_bytes);
+        pipe.acquire(s, n);
+        ptx::cp_async_bulk_shared_cluster_global(stage_mem + size_t(s.index()) * stage_bytes, src + off, n,
+                                                 &pipe.full(s));
+      }
+      pipe.drain(s);
+    } else if (blockIdx.x == 0) {
+      for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last < 16 bytes
+    }
+  } else {
+    auto s = pipe.consumer_start();
+    auto r = s;
+    for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+      pipe.wait(s);
+      const uint64_t off = c * stage_bytes;
+      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
+      detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
+        ptx::cp_async_bulk_global_shared_cta(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes));
+      });
+    }
+    detail::finish_stores<Stages>(pipe, s, r, lane);
+  }
+}
+
+// ---- 2-D: cp.async.bulk.tensor.2d both ways --------------------------------------------------
+
+// `rows` whole 1 KiB rows go through the maps (boxes of stage_bytes / 1024 rows; the last box may
+// reach past the tensor: its load is zero-filled, its store clipped); the `bytes - rows * 1024`
+// bytes after them are copied by CTA 0 with ordinary loads and stores.
+template <int Stages, int Lag>
+__global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constant__ tensor_map dst_map,
+                                                            const __grid_constant__ tensor_map src_map,
+                                                            uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
+                                                            uint64_t bytes, uint32_t rows, uint32_t box_rows) {
+  using pipe_t = detail::copy_pipe<Stages>;
+  __shared__ typename pipe_t::storage ring;
+  extern __shared__ __align__(1024) uint8_t stage_mem[];
+  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false});
+
+  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+  const uint32_t chunks = (rows + box_rows - 1) / box_rows;
+  const uint32_t stage_bytes = box_rows * stream_copy_2d_row_bytes;
+
+  if (warp == detail::producer_warp) {
+    if (lane == 0) {
+      if (chunks > blockIdx.x) {
+        ptx::prefetch_tensormap(src_map);
+        ptx::prefetch_tensormap(dst_map);
+      }
+      auto s = pipe.producer_start();
+      for (uint32_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+        pipe.acquire(s, src_map.box_bytes());  // the whole box: OOB rows are filled, and counted
+        ptx::cp_async_bulk_tensor_shared_cluster_global(stage_mem + size_t(s.index()) * stage_bytes, src_map,
+                                                        &pipe.full(s), 0, int32_t(c * box_rows));
+      }
+      pipe.drain(s);
+    } else if (blockIdx.x == 0) {
+      const uint64_t from = uint64_t(rows) * stream_copy_2d_row_bytes;
+      for (uint64_t i = from + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last partial row
+    }
+  } else {
+    auto s = pipe.consumer_start();
+    auto r = s;
+    for (uint32_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+      pipe.wait(s);
+      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
+      detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
+        ptx::cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(c * box_rows));
+      });
+    }
+    detail::finish_stores<Stages>(pipe, s, r, lane);
+  }
+}
+
+// ---- fused: y = a*x + b in bf16 between the load and the store --------------------------------
+
+template <int Stages, int Lag>
+__global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfloat16* __restrict__ y,
+                                                                        const __nv_bfloat16* __restrict__ x,
+                                                                        uint64_t n, float a, float b,
+                                                                        uint32_t stage_bytes) {
+  using pipe_t = detail::copy_pipe<Stages>;
+  __shared__ typename pipe_t::storage ring;
+  __shared__ uint64_t ready[Stages];  // transform warps -> storer: the stage is rewritten
+  extern __shared__ __align__(1024) uint8_t stage_mem[];
+  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+  const uint32_t transform_warps = blockDim.x / 32u - 2u;
+  if (threadIdx.x == 0)
+    for (int i = 0; i < Stages; ++i) ptx::mbarrier_init(&ready[i], transform_warps);
+  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false});  // its CTA barrier covers `ready`
+
+  const uint64_t bytes = n * 2u;
+  const uint64_t bulk = bytes & ~uint64_t(15);
+  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+  const uint8_t* src = reinterpret_cast<const uint8_t*>(x);
+  uint8_t* dst = reinterpret_cast<uint8_t*>(y);
+
+  if (warp == detail::producer_warp) {
+    if (lane == 0) {
+      auto s = pipe.producer_start();
+      for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+        const uint64_t off = c * stage_bytes;
+        const uint32_t nb = detail::chunk_bytes(off, bulk, stage_bytes);
+        pipe.acquire(s, nb);
+        ptx::cp_async_bulk_shared_cluster_global(stage_mem + size_t(s.index()) * stage_bytes, src + off, nb,
+                                                 &pipe.full(s));
+      }
+      pipe.drain(s);
+    } else if (blockIdx.x == 0) {
+      for (uint64_t i = bulk / 2 + (lane - 1); i < n; i += 31) y[i] = detail::axpb(x[i], a, b);
+    }
+  } else if (warp == detail::storer_warp) {
+    auto s = pipe.consumer_start();
+    auto r = s;
+    for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+      // acquire: the transform warps' generic writes, fenced to the async proxy, come first.
+      while (!ptx::mbarrier_try_wait_parity<ptx::sem::acquire, ptx::scope::cta>(&ready[s.index()], s.phase())) {
+      }
+      const uint64_t off = c * stage_bytes;
+      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
+      detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
+        ptx::cp_async_bulk_global_shared_cta(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes));
+      });
+    }
+    detail::finish_stores<Stages>(pipe, s, r, lane);
+  } else {
+    const uint32_t t = (warp - 2u) * 32u + lane, threads = transform_warps * 32u;
+    auto s = pipe.consumer_start();
+    for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+      pipe.wait(s);  // try_wait.parity.acquire: the loaded bytes are visible to these loads
+      const uint32_t vecs = detail::chunk_bytes(c * stage_bytes, bulk, stage_bytes) / 16u;
+      uint4* stage = reinterpret_cast<uint4*>(stage_mem + size_t(s.index()) * stage_bytes);
+      for (uint32_t i = t; i < vecs; i += threads) {
+        uint4 v = stage[i];
+        v.x = detail::axpb2(v.x, a, b);
+        v.y = detail::axpb2(v.y, a, b);
+        v.z = detail::axpb2(v.z, a, b);
+        v.w = detail::axpb2(v.w, a, b);
+        stage[i] = v;
+      }
+      // seed §9.3: each writer orders its own st.shared before the async proxy's reads, then the
+      // warp's arrive.release hands them to the storer.
+      ptx::fence_proxy_async_shared_cta();
+      __syncwarp();
+      if (lane == 0) (void)ptx::mbarrier_arrive<ptx::sem::release, ptx::scope::cta>(&ready[s.index()]);
+    }
+  }
+}
+
+// ---- host side -------------------------------------------------------------------------------
+
+namespace detail {
+
+[[noreturn]] inline void copy_reject(const char* who, const std::string& what) {
+  throw std::invalid_argument(std::string(who) + ": " + what);
+}
+
+inline std::string ptr_str(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+// The checks every variant shares; `granule` is the stage_bytes multiple the variant needs.
+inline void check_copy_args(const char* who, const void* dst, const void* src, uint64_t bytes,
+                            const stream_copy_config& cfg, uint32_t granule) {
+  if (bytes > 0 && (dst == nullptr || src == nullptr))
+    copy_reject(who, std::string(dst == nullptr ? "dst" : "src") + " is null with " + std::to_string(bytes) + " bytes");
+  if (reinterpret_cast<uintptr_t>(dst) % 16 != 0)
+    copy_reject(who, "dst " + ptr_str(dst) + " is not 16-byte aligned (cp.async.bulk needs 16)");
+  if (reinterpret_cast<uintptr_t>(src) % 16 != 0)
+    copy_reject(who, "src " + ptr_str(src) + " is not 16-byte aligned (cp.async.bulk needs 16)");
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+  if (bytes > 0 && d < s + bytes && s < d + bytes)
+    copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap over " +
+                         std::to_string(bytes) + " bytes (in-place is not a streaming copy)");
+  const uint32_t st = cfg.stages;
+  if (!(st == 2 || st == 3 || st == 4 || st == 6 || st == 8 || st == 12 || st == 16))
+    copy_reject(who, "stages = " + std::to_string(st) + " is not one of 2, 3, 4, 6, 8, 12, 16");
+  if (cfg.stage_bytes == 0 || cfg.stage_bytes % granule != 0)
+    copy_reject(who, "stage_bytes = " + std::to_string(cfg.stage_bytes) + " is not a positive multiple of " +
+                         std::to_string(granule));
+  if (cfg.store_lag > 2)
+    copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " is not 0, 1 or 2");
+  if (cfg.store_lag >= cfg.stages)
+    copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " leaves no stage to load into with stages = " +
+                         std::to_string(cfg.stages));
+  if (cfg.blocks_per_sm < 1 || cfg.blocks_per_sm > 32)
+    copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " is out of range 1..32");
+  const uint64_t smem = uint64_t(cfg.stages) * cfg.stage_bytes;
+  if (smem > 227u * 1024u || (uint64_t(cfg.stage_bytes) > (1u << 20) - 1))
+    copy_reject(who, "stages x stage_bytes = " + std::to_string(cfg.stages) + " x " + std::to_string(cfg.stage_bytes) +
+                         " = " + std::to_string(smem) + " bytes exceeds 227 KiB of shared memory per block");
+  // Each CTA also takes 1 KiB reserved by the system and its barriers.
+  const uint64_t per_sm = uint64_t(cfg.blocks_per_sm) * (smem + 1024u + 512u);
+  if (per_sm > 228u * 1024u)
+    copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " x " + std::to_string(smem) +
+                         " bytes of stages does not fit the 228 KiB of shared memory of one SM");
+}
+
+// Sets the dynamic shared memory, then sizes the persistent grid: min(chunks, SMs x CTAs that
+// actually fit per SM, capped at blocks_per_sm). At least one CTA (it copies the scalar tail).
+template <class Kernel>
+inline cudaError_t persistent_grid(Kernel* kernel, uint32_t threads, size_t smem, uint32_t blocks_per_sm,
+                                   uint64_t chunks, uint32_t& grid) {
+  int dev = 0, sms = 0, fit = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, int(threads), smem);
+  if (e != cudaSuccess) return e;
+  if (fit < 1) return cudaErrorInvalidConfiguration;
+  const uint64_t per_sm = uint64_t(fit) < blocks_per_sm ? uint64_t(fit) : blocks_per_sm;
+  const uint64_t cap = uint64_t(sms) * per_sm;
+  grid = uint32_t(chunks < 1 ? 1 : (chunks < cap ? chunks : cap));
+  return cudaSuccess;
+}
+
+// Runtime (stages, lag) to the template instance; F is called with the kernel pointer.
+template <template <int, int> class K, class F>
+inline cudaError_t dispatch(uint32_t stages, uint32_t lag, F&& f) {
+  auto by_lag = [&](auto st) -> cudaError_t {
+    constexpr int S = decltype(st)::value;
+    switch (lag) {
+      case 0: return f(K<S, 0>::get());
+      case 1: return f(K<S, 1>::get());
+      default: return f(K<S, 2>::get());
+    }
+  };
+  switch (stages) {
+    case 2: return by_lag(std::integral_constant<int, 2>{});
+    case 3: return by_lag(std::integral_constant<int, 3>{});
+    case 4: return by_lag(std::integral_constant<int, 4>{});
+    case 6: return by_lag(std::integral_constant<int, 6>{});
+    case 8: return by_lag(std::integral_constant<int, 8>{});
+    case 12: return by_lag(std::integral_constant<int, 12>{});
+    default: return by_lag(std::integral_constant<int, 16>{});
+  }
+}
+
+template <int S, int L> struct k1d { static auto get() { return &stream_copy_1d_kernel<S, L>; } };
+template <int S, int L> struct k2d { static auto get() { return &stream_copy_2d_kernel<S, L>; } };
+template <int S, int L> struct kaxpb { static auto get() { return &stream_axpb_bf16_kernel<S, L>; } };
+
+}  // namespace detail
+
+// Copies `bytes` from src to dst (device pointers, 16-byte aligned, not overlapping) with the
+// 1-D bulk kernel. Throws std::invalid_argument naming a bad argument; returns the launch error.
+inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
+                                  const stream_copy_config& cfg = {}, cudaStream_t stream = nullptr) {
+  detail::check_copy_args("stream_copy_1d", dst, src, bytes, cfg, 16);
+  if (bytes == 0) return cudaSuccess;
+  const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
+  const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+  return detail::dispatch<detail::k1d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
+    uint32_t grid = 0;
+    cudaError_t e = detail::persistent_grid(kernel, 64, smem, cfg.blocks_per_sm, chunks, grid);
+    if (e != cudaSuccess) return e;
+    kernel<<<grid, 64, smem, stream>>>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes,
+                                       cfg.stage_bytes);
+    return cudaGetLastError();
+  });
+}
+
+// A 2-D copy made ready once (maps encoded, arguments checked), launched many times.
+struct stream_copy_2d_plan {
+  tensor_map dst_map{}, src_map{};
+  void* dst = nullptr;
+  const void* src = nullptr;
+  uint64_t bytes = 0;
+  uint32_t rows = 0, box_rows = 0;
+  stream_copy_config cfg{};
+
+  // Validates, encodes the two maps (bytes viewed as rows of 256 s32), picks the kernel's shape.
+  static stream_copy_2d_plan make(void* dst, const void* src, uint64_t bytes, const stream_copy_config& cfg = {}) {
+    detail::check_copy_args("stream_copy_2d", dst, src, bytes, cfg, stream_copy_2d_row_bytes);
+    if (cfg.stage_bytes > 256u * stream_copy_2d_row_bytes)
+      detail::copy_reject("stream_copy_2d", "stage_bytes = " + std::to_string(cfg.stage_bytes) +
+                                                " exceeds 256 rows of 1024 bytes (box dimension limit 256)");
+    if (bytes / stream_copy_2d_row_bytes > (uint64_t(1) << 31) - 1)
+      detail::copy_reject("stream_copy_2d", "bytes = " + std::to_string(bytes) +
+                                                " is more than 2^31-1 rows of 1024 bytes (s32 coordinates)");
+    stream_copy_2d_plan p;
+    p.dst = dst, p.src = src, p.bytes = bytes, p.cfg = cfg;
+    p.rows = uint32_t(bytes / stream_copy_2d_row_bytes);
+    p.box_rows = cfg.stage_bytes / stream_copy_2d_row_bytes;
+    if (p.rows > 0) {
+      const uint32_t w = stream_copy_2d_row_bytes / 4;
+      p.src_map = tensor_map::tiled(element::s32, src).dims({w, p.rows}).box({w, p.box_rows})
+                      .l2_promotion(l2_promotion::b256).build();
+      p.dst_map = tensor_map::tiled(element::s32, dst).dims({w, p.rows}).box({w, p.box_rows}).build();
+    }
+    return p;
+  }
+
+  cudaError_t launch(cudaStream_t stream = nullptr) const {
+    if (bytes == 0) return cudaSuccess;
+    const uint64_t chunks = (uint64_t(rows) + box_rows - 1) / box_rows;
+    const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+    return detail::dispatch<detail::k2d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
+      uint32_t grid = 0;
+      cudaError_t e = detail::persistent_grid(kernel, 64, smem, cfg.blocks_per_sm, chunks, grid);
+      if (e != cudaSuccess) return e;
+      kernel<<<grid, 64, smem, stream>>>(dst_map, src_map, static_cast<uint8_t*>(dst),
+                                         static_cast<const uint8_t*>(src), bytes, rows, box_rows);
+      return cudaGetLastError();
+    });
+  }
+};
+
+// Copies `bytes` with the 2-D tensor kernel (stage_bytes a multiple of 1024). Encodes the maps on
+// every call; keep a stream_copy_2d_plan to launch repeatedly.
+inline cudaError_t stream_copy_2d(void* dst, const void* src, uint64_t bytes,
+                                  const stream_copy_config& cfg = {}, cudaStream_t stream = nullptr) {
+  return stream_copy_2d_plan::make(dst, src, bytes, cfg).launch(stream);
+}
+
+// y[i] = bf16(a * x[i] + b) (fp32 FMA, round to nearest even) for n elements, streamed through
+// shared memory: the same copy with cfg.transform_warps warps transforming each stage in place.
+inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, uint64_t n, float a, float b,
+                                    const stream_copy_config& cfg = {}, cudaStream_t stream = nullptr) {
+  const uint32_t threads = 64u + 32u * cfg.transform_warps;
+  if (cfg.transform_warps < 1 || cfg.transform_warps > 16)
+    detail::copy_reject("stream_axpb_bf16", "transform_warps = " + std::to_string(cfg.transform_warps) +
+                                                " is out of range 1..16");
+  if (n > (uint64_t(1) << 62))
+    detail::copy_reject("stream_axpb_bf16", "n = " + std::to_string(n) + " elements overflows the byte count");
+  detail::check_copy_args("stream_axpb_bf16", y, x, n * 2u, cfg, 16);
+  if (n == 0) return cudaSuccess;
+  const uint64_t chunks = ((n * 2u & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
+  const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+  return detail::dispatch<detail::kaxpb>(cfg.stages, cfg.store_lag, [&](auto kernel) {
+    uint32_t grid = 0;
+    cudaError_t e = detail::persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
+    if (e != cudaSuccess) return e;
+    kernel<<<grid, threads, smem, stream>>>(y, x, n, a, b, cfg.stage_bytes);
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace hopper::kernels
