@@ -1,0 +1,129 @@
+// Host validation of a pipeline launch (issue 5, bad input): each configuration beyond what the
+// hardware allows is rejected before launch with a message naming the value and the limit; the
+// stage/phase state and the byte counts derived from tile types behave as the seed says (§15).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "hopper/pipeline.cuh"
+
+namespace {
+
+using hopper::pipeline_config;
+using hopper::pipeline_limits;
+
+pipeline_config good() {
+  pipeline_config c;
+  c.stages = 4;
+  c.stage_bytes = 32 * 1024;
+  c.consumer_warps = 8;
+  c.block_warps = 9;
+  c.cluster_size = 2;
+  c.multicast = true;
+  return c;
+}
+
+std::string rejection(const pipeline_config& c, const pipeline_limits& lim = {}) {
+  try {
+    hopper::validate(c, lim);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PipelineConfig, AcceptsAnH200Configuration) {
+  EXPECT_NO_THROW(hopper::validate(good()));
+  EXPECT_EQ(good().smem_bytes(), 4u * 32768u + 4u * 16u);
+}
+
+TEST(PipelineConfig, RejectsStagesOverSharedMemory) {
+  pipeline_config c = good();
+  c.stages = 8;  // 8 x 32 KiB = 256 KiB > 227 KiB
+  const std::string m = rejection(c);
+  EXPECT_NE(m.find("stages x stage_bytes = 8 x 32768"), std::string::npos) << m;
+  EXPECT_NE(m.find("shared-memory limit of 232448 bytes"), std::string::npos) << m;
+  // The same against a smaller device limit: the message names that limit.
+  pipeline_limits small;
+  small.smem_per_block = 100 * 1024;
+  c.stages = 4;
+  const std::string m2 = rejection(c, small);
+  EXPECT_NE(m2.find("limit of 102400 bytes"), std::string::npos) << m2;
+  // Other shared memory counts too.
+  c = good();
+  c.extra_smem = 100 * 1024;
+  EXPECT_NE(rejection(c).find("102400 other bytes"), std::string::npos) << rejection(c);
+}
+
+TEST(PipelineConfig, RejectsMoreConsumersThanWarps) {
+  pipeline_config c = good();
+  c.consumer_warps = 9;  // 9 consumers + 1 producer > 9 warps
+  const std::string m = rejection(c);
+  EXPECT_NE(m.find("consumer_warps = 9"), std::string::npos) << m;
+  EXPECT_NE(m.find("block's 9 warps"), std::string::npos) << m;
+  c.consumer_warps = 0;
+  EXPECT_NE(rejection(c).find("consumer_warps = 0"), std::string::npos);
+  c = good();
+  c.block_warps = 33;
+  c.consumer_warps = 32;
+  const std::string m2 = rejection(c);
+  EXPECT_NE(m2.find("block_warps = 33 exceeds the limit of 32 warps (1024 threads)"), std::string::npos) << m2;
+}
+
+TEST(PipelineConfig, RejectsClusterTheDeviceCannotLaunch) {
+  pipeline_config c = good();
+  c.cluster_size = 16;
+  const std::string m = rejection(c);
+  EXPECT_NE(m.find("cluster_size = 16"), std::string::npos) << m;
+  EXPECT_NE(m.find("clusters of 1 to 8 CTAs"), std::string::npos) << m;
+  pipeline_limits no_clusters;
+  no_clusters.max_cluster_size = 1;
+  c.cluster_size = 2;
+  EXPECT_NE(rejection(c, no_clusters).find("clusters of 1 to 1 CTAs"), std::string::npos);
+  c.cluster_size = 0;
+  EXPECT_NE(rejection(c).find("cluster_size = 0"), std::string::npos);
+}
+
+TEST(PipelineConfig, RejectsBadStageSizes) {
+  pipeline_config c = good();
+  c.stage_bytes = 1000;  // not a multiple of 16
+  EXPECT_NE(rejection(c).find("stage_bytes = 1000, must be a positive multiple of 16"), std::string::npos);
+  c.stage_bytes = 0;
+  EXPECT_NE(rejection(c).find("stage_bytes = 0"), std::string::npos);
+  c.stage_bytes = 48;  // 3 x 16 cannot be split into 2 multicast slices of 16 x k bytes
+  EXPECT_NE(rejection(c).find("2 multicast slices"), std::string::npos) << rejection(c);
+  c = good();
+  c.stages = 0;
+  EXPECT_NE(rejection(c).find("stages = 0, must be 1 to 64"), std::string::npos);
+  c.stages = 1;
+  c.stage_bytes = size_t(1) << 20;  // beyond the tx-count range
+  EXPECT_NE(rejection(c).find("tx-count limit"), std::string::npos) << rejection(c);
+}
+
+TEST(PipelineState, WrapsAndFlipsParity) {
+  hopper::pipeline_state<3> s(0, 1, 0);  // a producer's start
+  const uint32_t want_index[] = {0, 1, 2, 0, 1, 2, 0};
+  const uint32_t want_phase[] = {1, 1, 1, 0, 0, 0, 1};
+  for (int i = 0; i < 7; ++i, ++s) {
+    EXPECT_EQ(s.iter(), uint32_t(i));
+    EXPECT_EQ(s.index(), want_index[i]);
+    EXPECT_EQ(s.phase(), want_phase[i]);
+  }
+  hopper::pipeline_state<1> one(0, 0, 0);  // one stage: the parity flips every iteration
+  ++one;
+  EXPECT_EQ(one.index(), 0u);
+  EXPECT_EQ(one.phase(), 1u);
+}
+
+TEST(PipelineState, BytesFromTileTypes) {
+  struct a_tile { float v[64][32]; };
+  struct b_tile { uint16_t v[128][64]; };
+  static_assert(hopper::stage_bytes_of<a_tile, b_tile> == 64 * 32 * 4 + 128 * 64 * 2);
+  EXPECT_EQ(hopper::stage_bytes_of<a_tile>, 8192u);
+  hopper::pipeline_params p{8, 4, true};
+  EXPECT_EQ(hopper::empty_arrivals(p), 32u);  // every receiving CTA's consumer warps
+  p.multicast = false;
+  EXPECT_EQ(hopper::empty_arrivals(p), 8u);
+}
+
+}  // namespace
