@@ -8,6 +8,14 @@
 #include <stdexcept>
 #include <string>
 
+// The compile-time predicates are callable from device code too when compiled by nvcc; the file
+// needs no CUDA header either way.
+#if defined(__CUDACC__)
+#define HOPPER_LIMITS_HD __host__ __device__
+#else
+#define HOPPER_LIMITS_HD
+#endif
+
 namespace hopper::limits {
 
 // ---- mbarrier (PTX ISA: mbarrier object contents; seed §11, §12) ---------------------------
@@ -38,18 +46,18 @@ inline constexpr unsigned min_setmaxnreg = 24;
 inline constexpr unsigned max_setmaxnreg = 256;
 
 // ---- compile-time predicates (usable in static_assert) ---------------------------------------
-constexpr bool valid_arrival_count(uint64_t n) { return n >= min_arrival_count && n <= max_arrival_count; }
-constexpr bool valid_tx_count(int64_t tx) { return tx >= min_tx_count && tx <= max_tx_count; }
-constexpr bool valid_tx_bytes(uint64_t b) { return b <= uint64_t(max_tx_count); }
-constexpr bool valid_cluster_size(uint64_t n, bool non_portable = false) {
+HOPPER_LIMITS_HD constexpr bool valid_arrival_count(uint64_t n) { return n >= min_arrival_count && n <= max_arrival_count; }
+HOPPER_LIMITS_HD constexpr bool valid_tx_count(int64_t tx) { return tx >= min_tx_count && tx <= max_tx_count; }
+HOPPER_LIMITS_HD constexpr bool valid_tx_bytes(uint64_t b) { return b <= uint64_t(max_tx_count); }
+HOPPER_LIMITS_HD constexpr bool valid_cluster_size(uint64_t n, bool non_portable = false) {
   return n >= 1 && n <= (non_portable ? max_nonportable_cluster_size : max_portable_cluster_size);
 }
-constexpr bool valid_named_barrier_id(uint64_t id) { return id < named_barrier_count; }
-constexpr bool valid_named_barrier_threads(uint64_t t) {
+HOPPER_LIMITS_HD constexpr bool valid_named_barrier_id(uint64_t id) { return id < named_barrier_count; }
+HOPPER_LIMITS_HD constexpr bool valid_named_barrier_threads(uint64_t t) {
   return t >= warp_size && t <= max_threads_per_block && t % warp_size == 0;
 }
-constexpr bool valid_setmaxnreg(uint64_t n) { return n >= min_setmaxnreg && n <= max_setmaxnreg && n % 8 == 0; }
-constexpr bool valid_bulk_copy_bytes(uint64_t b) { return b > 0 && b % bulk_copy_granule == 0 && b <= 0xffffffffull; }
+HOPPER_LIMITS_HD constexpr bool valid_setmaxnreg(uint64_t n) { return n >= min_setmaxnreg && n <= max_setmaxnreg && n % 8 == 0; }
+HOPPER_LIMITS_HD constexpr bool valid_bulk_copy_bytes(uint64_t b) { return b > 0 && b % bulk_copy_granule == 0 && b <= 0xffffffffull; }
 
 // ---- host validators: throw std::invalid_argument naming the bad value -------------------------
 namespace detail {

@@ -343,9 +343,10 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state,
 
 // ---- inspection ------------------------------------------------------------------------------
 
-// mbarrier.pending_count.b64 count, state; (seed §17.4) the pending arrival count recorded in a
-// state token (as returned by an arrive, or read from the barrier word). No memory access: the
-// token is a register value, so no "memory" clobber is needed; volatile keeps it in place.
+// mbarrier.pending_count.b64 count, state; (seed §17.4) the pending arrival count the barrier
+// had just before the arrive that produced `state`. PTX defines it only for a state returned by
+// mbarrier_arrive_noComplete / mbarrier_arrive_drop_noComplete. No memory access (the token is a
+// register value), so no "memory" clobber; volatile keeps it in place.
 __device__ __forceinline__ uint32_t mbarrier_pending_count(uint64_t state) {
   uint32_t count;
   asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(count) : "l"(state));
