@@ -1,0 +1,265 @@
+// An mbarrier in a CTA's shared memory, driven by tasks under the scheduler: the PTX state
+// machine of mbarrier.hpp plus what only a multi-task program can get wrong (seed §10 to §17):
+// happens-before through release arrivals and acquiring waits, the visibility of mbarrier.init
+// (fence.mbarrier_init, seed §12), use after the owning CTA exited, and a task arriving again
+// before it has observed the phase it arrived on complete (its arrival may be counted on the
+// wrong phase).
+//
+// Every operation is a synchronising point: the task yields to the scheduler first, so any
+// other task or the copy engine may run in between. Waits block the task (no busy loop) until
+// the barrier's phase moves.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "hopper/model/clock.hpp"
+#include "hopper/model/mbarrier.hpp"
+#include "hopper/model/scheduler.hpp"
+
+namespace hopper::model {
+
+enum class sem { release, relaxed };  // .release (default in PTX) or .relaxed (seed §17.3, §17.4)
+
+class barrier {
+ public:
+  barrier(scheduler& s, int id, std::string name, int cta)
+      : s_(s), id_(id), cta_(cta), st_(std::move(name)) {}
+  barrier(const barrier&) = delete;
+  barrier& operator=(const barrier&) = delete;
+
+  int id() const { return id_; }
+  int cta() const { return cta_; }
+  const std::string& name() const { return st_.name(); }
+  const mbarrier_state& state() const { return st_; }
+  std::string describe() const { return st_.describe() + " of CTA " + std::to_string(cta_); }
+
+  // A protocol in which one task arrives more than once per phase on purpose turns off the
+  // repeated-arrival check for this barrier.
+  void allow_repeated_arrivals(bool yes = true) { repeat_ok_ = yes; }
+
+  // mbarrier.init.shared::cta.b64 [addr], count (seed §12)
+  void init(uint32_t count) {
+    const int t = enter("mbarrier.init", false);
+    if (s_.task_cta(t) != cta_)
+      st_.fail("mbarrier.init", s_.where(t) + " initialises a barrier of another CTA");
+    st_.init(count);
+    init_task_ = t;
+    init_time_ = s_.tick();
+    fence_init_time_ = async_fence_time_ = 0;
+    last_arrive_.clear();
+    completed_ = hb_clock{};
+    current_ = hb_clock{};
+    s_.record("mbarrier.init", name(), "count " + std::to_string(count));
+  }
+
+  // mbarrier.arrive{.release|.relaxed}.shared::{cta|cluster}.b64 state, [addr], count (§17.1)
+  mbarrier_token arrive(uint32_t count = 1, sem m = sem::release) {
+    const int t = enter("mbarrier.arrive", true);
+    return counted(t, "mbarrier.arrive", m, [&] { return st_.arrive(count); });
+  }
+  // mbarrier.arrive.noComplete.shared::cta.b64 state, [addr], count (seed §17.4)
+  mbarrier_token arrive_no_complete(uint32_t count, sem m = sem::release) {
+    const int t = enter("mbarrier.arrive.noComplete", true);
+    return counted(t, "mbarrier.arrive.noComplete", m, [&] { return st_.arrive(count, true); });
+  }
+  // mbarrier.arrive.expect_tx.shared::{cta|cluster}.b64 state, [addr], txCount (seed §12.2)
+  mbarrier_token arrive_expect_tx(uint32_t bytes, sem m = sem::release) {
+    const int t = enter("mbarrier.arrive.expect_tx", true);
+    return counted(t, "mbarrier.arrive.expect_tx", m, [&] { return st_.arrive_expect_tx(bytes); });
+  }
+  // mbarrier.arrive_drop.shared::cta.b64 state, [addr], count (seed §17.4)
+  mbarrier_token arrive_drop(uint32_t count = 1, sem m = sem::release) {
+    const int t = enter("mbarrier.arrive_drop", true);
+    return counted(t, "mbarrier.arrive_drop", m, [&] { return st_.arrive_drop(count); });
+  }
+  // mbarrier.arrive_drop.noComplete.shared::cta.b64 state, [addr], count (seed §17.4)
+  mbarrier_token arrive_drop_no_complete(uint32_t count, sem m = sem::release) {
+    const int t = enter("mbarrier.arrive_drop.noComplete", true);
+    return counted(t, "mbarrier.arrive_drop.noComplete", m,
+                   [&] { return st_.arrive_drop(count, true); });
+  }
+  // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount (seed §17.4)
+  mbarrier_token arrive_drop_expect_tx(uint32_t bytes, sem m = sem::release) {
+    const int t = enter("mbarrier.arrive_drop.expect_tx", true);
+    return counted(t, "mbarrier.arrive_drop.expect_tx", m,
+                   [&] { return st_.arrive_drop_expect_tx(bytes); });
+  }
+  // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount (seed §11)
+  void expect_tx(uint32_t bytes) {
+    enter("mbarrier.expect_tx", true);
+    changing("mbarrier.expect_tx", [&] { st_.expect_tx(bytes); });
+  }
+  // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount, issued by a task (§11)
+  void complete_tx(uint32_t bytes) {
+    enter("mbarrier.complete_tx", true);
+    changing("mbarrier.complete_tx", [&] { st_.complete_tx(bytes); });
+  }
+
+  // What the copy engine does when the bytes of a bulk copy issued by `issuer` land: complete_tx
+  // on this barrier. Returns the phase the bytes were counted on (their visibility, seed §11).
+  uint64_t complete_tx_from_async(uint32_t bytes, int issuer, const hb_clock& issued_at,
+                                  const std::string& copy) {
+    const char* op = "mbarrier.complete_tx (copy engine)";
+    if (s_.cta_exited(cta_))
+      st_.fail(op, copy + " issued by " + s_.where(issuer) + " completes bytes on a barrier whose CTA " +
+                       std::to_string(cta_) + " has exited");
+    if (!st_.valid()) st_.fail(op, copy + " completes bytes on a barrier that is not initialised");
+    if (issued_at.of(init_task_) < async_fence_time_ || async_fence_time_ == 0)
+      st_.fail(op, copy + " issued by " + s_.where(issuer) + " uses the barrier through the async proxy "
+                       "but its mbarrier.init by " + s_.where(init_task_) +
+                       " was not followed by that task's fence.mbarrier_init (or fence.proxy.async) "
+                       "ordered before the copy" + fence_by_other_note());
+    const uint64_t phase = st_.phase();
+    changing(op, [&] { st_.complete_tx(bytes); });
+    s_.record(op, name(), copy + ", " + std::to_string(bytes) + " bytes");
+    return phase;
+  }
+
+  // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.2)
+  bool test_wait(uint32_t parity) {
+    const int t = enter("mbarrier.test_wait.parity", true);
+    const bool r = st_.test_wait_parity(parity);
+    if (r) acquire(t);
+    return r;
+  }
+  // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.1):
+  // may return false although the phase completed (driven by the seed).
+  bool try_wait(uint32_t parity) {
+    const int t = enter("mbarrier.try_wait.parity", true);
+    bool r = st_.test_wait_parity(parity);
+    if (r && s_.spurious()) r = false;
+    if (r) acquire(t);
+    return r;
+  }
+  // The loop every kernel writes around try_wait.parity (seed §13.1, §15): blocks the task.
+  void wait(uint32_t parity) {
+    while (!try_wait(parity)) {
+      const uint64_t ph = st_.phase();
+      s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
+                     [this, parity] { return "parity " + std::to_string(parity) + " of " + describe(); });
+    }
+  }
+  // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state (seed §12.3)
+  bool test_wait(const mbarrier_token& tok) {
+    const int t = enter("mbarrier.test_wait", true);
+    const bool r = st_.test_wait_token(tok);
+    if (r) acquire(t);
+    return r;
+  }
+  void wait(const mbarrier_token& tok) {
+    while (!test_wait(tok)) {
+      const uint64_t ph = st_.phase();
+      s_.block_until([this, ph] { return !st_.valid() || st_.phase() != ph; },
+                     [this, tok] { return "the token of phase " + std::to_string(tok.phase) + " of " + describe(); });
+    }
+  }
+  // A wait whose program knows the phase it means (a pipeline state): phase k must be the
+  // current or the previous one, else the parity names another phase (seed §13.1, §15).
+  void wait_phase(uint64_t k) {
+    enter("mbarrier.try_wait.parity", false);
+    st_.check_wait_phase(k);
+    const uint32_t parity = uint32_t(k & 1);
+    while (!try_wait(parity)) {
+      st_.check_wait_phase(k);
+      const uint64_t ph = st_.phase();
+      s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
+                     [this, k] { return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " + describe(); });
+    }
+  }
+
+  // mbarrier.pending_count.b64 count, state (PTX ISA)
+  static uint32_t pending_count(const mbarrier_token& t) { return mbarrier_state::pending_count(t); }
+
+  // mbarrier.inval.shared::cta.b64 [addr] (seed §17.5)
+  void inval() {
+    enter("mbarrier.inval", true);
+    st_.inval();
+    s_.record("mbarrier.inval", name());
+  }
+
+  // fence.mbarrier_init.release.cluster by the current task (seed §12): orders this task's
+  // earlier inits before its later release operations, for other CTAs and the async proxy.
+  void on_fence_mbarrier_init(int t, uint64_t now, bool proxy_async_only) {
+    if (!st_.valid() || init_time_ == 0) return;
+    if (init_task_ == t) {
+      if (!proxy_async_only) fence_init_time_ = now;
+      async_fence_time_ = now;
+    } else if (s_.task_cta(t) == cta_) {
+      fence_other_ = t;
+    }
+  }
+
+ private:
+  std::string fence_by_other_note() const {
+    if (fence_other_ < 0) return "";
+    return " (fence.mbarrier_init was issued by " + s_.where(fence_other_) +
+           ", which did not initialise it: the fence orders only the issuing thread's inits)";
+  }
+
+  // Yield, then check what every use needs: a live CTA, an init ordered before this task.
+  int enter(const char* op, bool use) {
+    const int t = s_.current();
+    s_.yield();
+    if (!use) return t;
+    if (s_.cta_exited(cta_))
+      st_.fail(op, s_.where(t) + " uses a barrier whose CTA " + std::to_string(cta_) + " has exited");
+    if (!st_.valid()) st_.fail(op, s_.where(t) + " uses a barrier that is not initialised (or was invalidated)");
+    if (t != init_task_ && s_.clock(t).of(init_task_) < init_time_)
+      st_.fail(op, s_.where(t) + " uses the barrier but its mbarrier.init by " + s_.where(init_task_) +
+                       " is not ordered before this use (no synchronisation after the init)");
+    if (s_.task_cta(t) != cta_ && (fence_init_time_ == 0 || s_.clock(t).of(init_task_) < fence_init_time_))
+      st_.fail(op, s_.where(t) + " uses the barrier from another CTA but its mbarrier.init by " +
+                       s_.where(init_task_) + " was not followed by that task's fence.mbarrier_init "
+                       "ordered before this use" + fence_by_other_note());
+    return t;
+  }
+
+  template <class F>
+  mbarrier_token counted(int t, const char* op, sem m, F&& f) {
+    auto it = last_arrive_.find(t);
+    if (!repeat_ok_ && it != last_arrive_.end() && s_.clock(t).phases(id_) <= it->second)
+      st_.fail(op, s_.where(t) + " arrives again before observing the completion of phase " +
+                       std::to_string(it->second) +
+                       ", on which it arrived last: this arrival may be counted on that phase "
+                       "(arrive of phase n+1 before a wait observed phase n)");
+    if (m == sem::release) {
+      s_.tick();
+      current_.join(s_.clock(t));
+    }
+    mbarrier_token tok;
+    changing(op, [&] { tok = f(); });
+    last_arrive_[t] = tok.phase;
+    s_.record(op, name(), "phase " + std::to_string(tok.phase) + ", pending before " +
+                              std::to_string(tok.pending));
+    return tok;
+  }
+
+  template <class F>
+  void changing(const char*, F&& f) {
+    const uint64_t before = st_.phase();
+    f();
+    if (st_.phase() != before) {
+      completed_.join(current_);
+      completed_.learn(id_, st_.phase());
+      current_ = hb_clock{};
+      s_.record("phase complete", name(), "phase " + std::to_string(before));
+    }
+  }
+
+  void acquire(int t) { s_.clock(t).join(completed_); }
+
+  scheduler& s_;
+  int id_;
+  int cta_;
+  mbarrier_state st_;
+  int init_task_ = -1;
+  uint64_t init_time_ = 0, fence_init_time_ = 0, async_fence_time_ = 0;
+  int fence_other_ = -1;
+  bool repeat_ok_ = false;
+  std::map<int, uint64_t> last_arrive_;  // task -> phase its last arrival was counted on
+  hb_clock completed_;  // released into every completed phase so far (an acquire joins it)
+  hb_clock current_;    // released into the current phase
+};
+
+}  // namespace hopper::model

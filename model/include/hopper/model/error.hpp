@@ -1,0 +1,40 @@
+// Every report the model makes is a model_error: one exception type carrying the kind of
+// finding and a message that names the barrier, buffer, task and values involved.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace hopper::model {
+
+enum class error_kind {
+  undefined_behavior,  // an operation the PTX ISA leaves undefined (seed §12, §13, §17)
+  deadlock,            // every live task blocked (seed §13: a wait that never completes)
+  raw_hazard,          // a read that may see stale data (seed §8.1)
+  war_hazard,          // a write into data still being read (seed §8.2, §16)
+  step_limit,          // the program ran past the scheduler's step limit
+  api_misuse,          // the model's own API used wrongly (unknown barrier, no current task ...)
+};
+
+inline const char* to_string(error_kind k) {
+  switch (k) {
+    case error_kind::undefined_behavior: return "undefined behaviour";
+    case error_kind::deadlock: return "deadlock";
+    case error_kind::raw_hazard: return "RAW hazard";
+    case error_kind::war_hazard: return "WAR hazard";
+    case error_kind::step_limit: return "step limit";
+    case error_kind::api_misuse: return "API misuse";
+  }
+  return "?";
+}
+
+class model_error : public std::runtime_error {
+ public:
+  model_error(error_kind kind, const std::string& message)
+      : std::runtime_error(std::string(to_string(kind)) + ": " + message), kind_(kind) {}
+  error_kind kind() const noexcept { return kind_; }
+
+ private:
+  error_kind kind_;
+};
+
+}  // namespace hopper::model

@@ -1,0 +1,102 @@
+// Running a program under many schedules: a range of seeds (random interleavings, spurious
+// try_wait failures), or every interleaving of a small program (stateless model checking:
+// replay a prefix of choices, then take the next unexplored alternative).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hopper/model/world.hpp"
+
+namespace hopper::model {
+
+// Builds one run: creates barriers and buffers in the world and spawns the tasks.
+using program = std::function<void(world&)>;
+
+struct outcome {
+  bool ok = true;
+  uint64_t seed = 0;
+  error_kind kind = error_kind::api_misuse;
+  std::string message;
+  uint64_t steps = 0;
+};
+
+inline outcome run_once(const program& p, run_options o, const std::vector<size_t>* exhaustive_prefix = nullptr,
+                        std::vector<std::pair<size_t, size_t>>* choices = nullptr) {
+  world w(o);
+  if (exhaustive_prefix) w.set_exhaustive(*exhaustive_prefix);
+  outcome r;
+  r.seed = o.seed;
+  try {
+    p(w);
+    w.run();
+  } catch (const model_error& e) {
+    r.ok = false;
+    r.kind = e.kind();
+    r.message = e.what();
+  }
+  r.steps = w.steps();
+  if (choices) *choices = w.choices_made();
+  return r;
+}
+
+struct exploration {
+  uint64_t runs = 0;
+  uint64_t failures = 0;
+  bool complete = false;         // explore_all: every interleaving was run
+  std::vector<outcome> failed;   // the first few failing runs, with their seeds
+  bool clean() const { return failures == 0; }
+  std::string summary() const {
+    std::ostringstream o;
+    o << runs << " runs, " << failures << " failing";
+    if (!failed.empty()) o << "; first (seed " << failed[0].seed << "): " << failed[0].message;
+    return o.str();
+  }
+};
+
+// Seeds first_seed .. first_seed+count-1; stops at the first failure when asked.
+inline exploration explore_seeds(const program& p, uint64_t first_seed, uint64_t count, run_options base = {},
+                                 bool stop_at_first_failure = false) {
+  exploration e;
+  for (uint64_t s = first_seed; s < first_seed + count; ++s) {
+    base.seed = s;
+    outcome r = run_once(p, base);
+    ++e.runs;
+    if (!r.ok) {
+      ++e.failures;
+      if (e.failed.size() < 4) e.failed.push_back(r);
+      if (stop_at_first_failure) break;
+    }
+  }
+  return e;
+}
+
+// Every interleaving (depth first), up to max_runs runs; e.complete says whether all were run.
+inline exploration explore_all(const program& p, uint64_t max_runs, run_options base = {}) {
+  exploration e;
+  std::vector<size_t> prefix;
+  std::vector<std::pair<size_t, size_t>> made;
+  while (e.runs < max_runs) {
+    outcome r = run_once(p, base, &prefix, &made);
+    r.seed = e.runs;  // the run's index in the exploration
+    ++e.runs;
+    if (!r.ok) {
+      ++e.failures;
+      if (e.failed.size() < 4) e.failed.push_back(r);
+    }
+    long i = long(made.size()) - 1;
+    while (i >= 0 && made[size_t(i)].first + 1 >= made[size_t(i)].second) --i;
+    if (i < 0) {
+      e.complete = true;
+      break;
+    }
+    prefix.clear();
+    for (long j = 0; j < i; ++j) prefix.push_back(made[size_t(j)].first);
+    prefix.push_back(made[size_t(i)].first + 1);
+  }
+  return e;
+}
+
+}  // namespace hopper::model

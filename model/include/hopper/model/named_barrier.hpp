@@ -1,0 +1,65 @@
+// Barriers among tasks: bar.sync / bar.arrive with a thread count (seed §20) and
+// barrier.cluster.arrive / wait (seed §18). Each generation releases the clocks of everyone who
+// arrived to everyone who waits, so it orders memory like __syncthreads() does.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "hopper/model/clock.hpp"
+#include "hopper/model/scheduler.hpp"
+
+namespace hopper::model {
+
+class named_barrier {
+ public:
+  named_barrier(scheduler& s, std::string name, unsigned count) : s_(s), name_(std::move(name)), count_(count) {
+    if (count == 0) scheduler::misuse("named barrier '" + name_ + "' with a count of 0");
+  }
+  named_barrier(const named_barrier&) = delete;
+  named_barrier& operator=(const named_barrier&) = delete;
+  const std::string& name() const { return name_; }
+
+  // bar.arrive id, count / barrier.cluster.arrive.release (seed §18.1, §20): returns the
+  // generation to wait for.
+  uint64_t arrive() {
+    const int t = s_.current();
+    s_.yield();
+    s_.tick();
+    gathering_.join(s_.clock(t));
+    const uint64_t gen = generation_;
+    if (++arrived_ == count_) {
+      released_[generation_] = gathering_;
+      gathering_ = hb_clock{};
+      arrived_ = 0;
+      ++generation_;
+    }
+    s_.record("bar.arrive", name_, "generation " + std::to_string(gen));
+    return gen;
+  }
+  // barrier.cluster.wait.acquire: blocks until generation `gen` is complete.
+  void wait(uint64_t gen) {
+    const int t = s_.current();
+    if (generation_ <= gen)
+      s_.block_until([this, gen] { return generation_ > gen; },
+                     [this, gen] {
+                       return "named barrier " + name_ + " generation " + std::to_string(gen) + " (" +
+                              std::to_string(arrived_) + " of " + std::to_string(count_) + " arrived)";
+                     });
+    s_.clock(t).join(released_[gen]);
+    s_.record("bar.wait", name_, "generation " + std::to_string(gen));
+  }
+  // bar.sync id, count / barrier.cluster.arrive + wait (seed §18, §20)
+  void sync() { wait(arrive()); }
+
+ private:
+  scheduler& s_;
+  std::string name_;
+  unsigned count_;
+  unsigned arrived_ = 0;
+  uint64_t generation_ = 0;
+  hb_clock gathering_;
+  std::map<uint64_t, hb_clock> released_;
+};
+
+}  // namespace hopper::model

@@ -1,0 +1,250 @@
+// The model's public entry point: a world owns the scheduler, the barriers, the buffers and the
+// copy engine of one program run.
+//
+// API for a pipeline written once over a "barrier backend" (see also docs/model.md):
+//   world w(run_options{seed});                       // one program, one run
+//   barrier& b = w.make_barrier("full[0]", cta);       // an mbarrier in CTA cta's shared memory
+//   buffer& s = w.make_shared("A", stages, stage_bytes, cta);   buffer& g = w.make_global("in", bytes);
+//   named_barrier& sync = w.make_named_barrier("bar 0", tasks);  // bar.sync / cluster barrier
+//   w.spawn("producer", [&] { ... }, cta);             // tasks: ordinary C++
+//   w.run();                                           // throws model_error on any report
+// Inside a task, per barrier: b.init(count); b.arrive(count) -> token; b.arrive_expect_tx(bytes);
+//   b.expect_tx(bytes); b.complete_tx(bytes); b.arrive_drop(count); b.arrive_no_complete(count);
+//   b.wait(parity) (blocks the task); b.try_wait(parity) (may fail spuriously); b.test_wait(parity);
+//   b.wait_phase(k) (checks that phase k is current or previous); b.test_wait(token); b.inval().
+// Memory: s.write/read/store/load (generic proxy, RAW/WAR-checked); w.fence_proxy_async();
+//   w.fence_mbarrier_init(); w.cp_async_bulk_shared_global(dst, off, src, off, bytes, bar) (the
+//   copy engine lands the bytes later, then complete_tx on bar); ..._multicast({{dst, bar}, ...});
+//   w.cp_async_bulk_global_shared(dst, off, src, off, bytes) with commit_group / wait_group(n) /
+//   wait_group_read(n) (seed §19).
+// Trace: run_options::trace keeps every event (task, CTA, scheduler step); write_chrome_trace.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hopper/model/barrier.hpp"
+#include "hopper/model/memory.hpp"
+#include "hopper/model/named_barrier.hpp"
+#include "hopper/model/scheduler.hpp"
+
+namespace hopper::model {
+
+class world : public scheduler {
+ public:
+  explicit world(run_options o = {}) : scheduler(o) {}
+
+  barrier& make_barrier(std::string name, int cta = 0) {
+    if (cta < 0) misuse("barrier '" + name + "' in CTA " + std::to_string(cta));
+    barriers_.push_back(std::make_unique<barrier>(*this, int(barriers_.size()), std::move(name), cta));
+    return *barriers_.back();
+  }
+  barrier& find_barrier(const std::string& name) {
+    for (auto& b : barriers_)
+      if (b->name() == name) return *b;
+    misuse("unknown barrier '" + name + "'");
+  }
+  // A barrier handle must belong to this world (a barrier of another run is a misuse).
+  barrier& checked(barrier& b) {
+    for (auto& o : barriers_)
+      if (o.get() == &b) return b;
+    misuse("barrier '" + b.name() + "' does not belong to this world");
+  }
+
+  buffer& make_shared(std::string name, size_t stages, size_t stage_bytes, int cta = 0, size_t chunk_bytes = 0) {
+    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name),
+                                                space::shared, cta, stages, stage_bytes, chunk_bytes));
+    return *buffers_.back();
+  }
+  buffer& make_global(std::string name, size_t bytes, size_t chunk_bytes = 0) {
+    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name),
+                                                space::global, -1, 1, bytes, chunk_bytes));
+    return *buffers_.back();
+  }
+  named_barrier& make_named_barrier(std::string name, unsigned count) {
+    named_.push_back(std::make_unique<named_barrier>(*this, std::move(name), count));
+    return *named_.back();
+  }
+
+  // fence.proxy.async.shared::cta (seed §9.3): this task's earlier generic writes become
+  // readable by the async proxy for copies ordered after this fence.
+  void fence_proxy_async() {
+    const int t = current();
+    yield();
+    const uint64_t now = tick();
+    fences_.add(t, now);
+    for (auto& b : barriers_) b->on_fence_mbarrier_init(t, now, true);
+    record("fence.proxy.async", "");
+  }
+  // fence.mbarrier_init.release.cluster (seed §12): this task's earlier mbarrier.init become
+  // visible to other CTAs of the cluster and to the async proxy, once synchronised.
+  void fence_mbarrier_init() {
+    const int t = current();
+    yield();
+    const uint64_t now = tick();
+    for (auto& b : barriers_) b->on_fence_mbarrier_init(t, now, false);
+    record("fence.mbarrier_init.release.cluster", "");
+  }
+
+  struct target {
+    buffer* dst;
+    barrier* bar;
+  };
+
+  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar]
+  // (seed §10 step 3): the bytes land later, then complete_tx(size) on bar.
+  void cp_async_bulk_shared_global(buffer& dst, size_t dst_off, buffer& src, size_t src_off, size_t bytes,
+                                   barrier& bar) {
+    issue_g2s({{&dst, &bar}}, dst_off, src, src_off, bytes, "cp.async.bulk.shared::cluster.global");
+  }
+  // ... .multicast::cluster [dst], [src], size, [bar], ctaMask: the same offsets in every target
+  // CTA, complete_tx on each target's barrier.
+  void cp_async_bulk_shared_global_multicast(const std::vector<target>& targets, size_t dst_off, buffer& src,
+                                             size_t src_off, size_t bytes) {
+    issue_g2s(targets, dst_off, src, src_off, bytes, "cp.async.bulk.shared::cluster.global.multicast::cluster");
+  }
+
+  // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size (seed §19): reads the source
+  // later, writes global memory later; retired by wait_group.read / wait_group.
+  void cp_async_bulk_global_shared(buffer& dst, size_t dst_off, buffer& src, size_t src_off, size_t bytes) {
+    const int t = current();
+    yield();
+    if (dst.where() != space::global || src.where() != space::shared)
+      misuse("cp.async.bulk.global.shared::cta from '" + src.name() + "' to '" + dst.name() + "': needs shared -> global");
+    if (src.cta() != task_cta(t))
+      misuse("cp.async.bulk.global.shared::cta by " + where(t) + " from the shared buffer of CTA " + std::to_string(src.cta()));
+    check_bytes("cp.async.bulk.global.shared::cta", bytes, dst_off, src_off);
+    auto op = std::make_shared<bulk_op>();
+    op->issuer = t;
+    op->what = "bulk store '" + src.name() + "'+" + std::to_string(src_off) + " -> '" + dst.name() + "'+" +
+               std::to_string(dst_off) + " issued by " + where(t);
+    tick();
+    const hb_clock c = clock(t);
+    src.async_read(op, c, src_off, bytes, true);
+    dst.async_write_begin(op, c, dst_off, bytes);
+    open_group(t).push_back(op);
+    record("cp.async.bulk.global.shared::cta", src.name(), std::to_string(bytes) + " bytes");
+    post_async("read of " + op->what, [this, op, &src, &dst, src_off, dst_off, bytes] {
+      auto data = std::make_shared<std::vector<uint8_t>>();
+      src.snapshot(src_off, bytes, *data);
+      op->read_done = true;
+      post_async("write of " + op->what, [op, &dst, dst_off, bytes, data] {
+        dst.async_write_land(op, dst_off, data->data(), bytes, -1, "", 0);
+        op->write_done = true;
+      });
+    });
+  }
+  // cp.async.bulk.commit_group (seed §19.2)
+  void cp_async_bulk_commit_group() {
+    const int t = current();
+    yield();
+    auto& g = groups(t);
+    g.committed.push_back(std::move(g.open));
+    g.open.clear();
+    record("cp.async.bulk.commit_group", "");
+  }
+  // cp.async.bulk.wait_group N (seed §19.3): all but the N most recent groups complete.
+  void cp_async_bulk_wait_group(unsigned n) { wait_groups(n, false); }
+  // cp.async.bulk.wait_group.read N (seed §19.4): their sources may be overwritten.
+  void cp_async_bulk_wait_group_read(unsigned n) { wait_groups(n, true); }
+
+ private:
+  struct task_groups {
+    std::vector<std::shared_ptr<bulk_op>> open;
+    std::deque<std::vector<std::shared_ptr<bulk_op>>> committed;
+  };
+  task_groups& groups(int t) {
+    if (groups_.size() <= size_t(t)) groups_.resize(size_t(t) + 1);
+    return groups_[size_t(t)];
+  }
+  std::vector<std::shared_ptr<bulk_op>>& open_group(int t) { return groups(t).open; }
+
+  void wait_groups(unsigned n, bool read_only) {
+    const int t = current();
+    yield();
+    auto& g = groups(t);
+    auto done = [&g, n, read_only] {
+      for (size_t i = 0; i + n < g.committed.size(); ++i)
+        for (auto& op : g.committed[i])
+          if (!(read_only ? op->read_done : op->write_done)) return false;
+      return true;
+    };
+    if (!done())
+      block_until(done, [this, t, n, read_only] {
+        return std::string(read_only ? "cp.async.bulk.wait_group.read " : "cp.async.bulk.wait_group ") +
+               std::to_string(n) + " of " + where(t);
+      });
+    // Groups retired for reading only stay listed until a full wait retires their writes.
+    const uint64_t now = tick();
+    const size_t older = g.committed.size() > n ? g.committed.size() - n : 0;
+    for (size_t i = 0; i < older; ++i)
+      for (auto& op : g.committed[i]) {
+        if (!op->read_retired) op->read_retired = now;
+        if (!read_only) op->write_retired = now;
+      }
+    if (!read_only) g.committed.erase(g.committed.begin(), g.committed.begin() + long(older));
+    record(read_only ? "cp.async.bulk.wait_group.read" : "cp.async.bulk.wait_group", "", std::to_string(n));
+  }
+
+  void check_bytes(const char* op, size_t bytes, size_t dst_off, size_t src_off) const {
+    if (bytes == 0 || bytes % 16 != 0)
+      misuse(std::string(op) + ": size " + std::to_string(bytes) + " is not a positive multiple of 16");
+    if (dst_off % 16 != 0 || src_off % 16 != 0)
+      misuse(std::string(op) + ": offsets " + std::to_string(dst_off) + ", " + std::to_string(src_off) +
+             " are not 16-byte aligned");
+    if (bytes > uint32_t(mbarrier_state::max_tx))
+      misuse(std::string(op) + ": size " + std::to_string(bytes) + " exceeds the tx-count range");
+  }
+
+  void issue_g2s(const std::vector<target>& targets, size_t dst_off, buffer& src, size_t src_off, size_t bytes,
+                 const char* name) {
+    const int t = current();
+    yield();
+    if (targets.empty()) misuse(std::string(name) + " with no destination");
+    if (src.where() != space::global) misuse(std::string(name) + " from '" + src.name() + "', not a global buffer");
+    check_bytes(name, bytes, dst_off, src_off);
+    tick();
+    const hb_clock c = clock(t);
+    for (auto& tg : targets) {
+      if (!tg.dst || !tg.bar) misuse(std::string(name) + " with a null destination or barrier");
+      checked(*tg.bar);
+      if (tg.dst->where() != space::shared)
+        misuse(std::string(name) + " into '" + tg.dst->name() + "', not a shared buffer");
+      if (tg.dst->cta() != tg.bar->cta())
+        misuse(std::string(name) + " into '" + tg.dst->name() + "' of CTA " + std::to_string(tg.dst->cta()) +
+               " signalling barrier '" + tg.bar->name() + "' of CTA " + std::to_string(tg.bar->cta()));
+      if (cta_exited(tg.dst->cta()))
+        tg.bar->state().fail(name, "copy into CTA " + std::to_string(tg.dst->cta()) + ", which has exited");
+    }
+    auto op = std::make_shared<bulk_op>();
+    op->issuer = t;
+    op->what = std::string("bulk copy '") + src.name() + "'+" + std::to_string(src_off) + " -> '" +
+               targets[0].dst->name() + "'+" + std::to_string(dst_off) + " issued by " + where(t);
+    src.async_read(op, c, src_off, bytes, false);
+    for (auto& tg : targets) tg.dst->async_write_begin(op, c, dst_off, bytes);
+    record(name, targets[0].dst->name(), std::to_string(bytes) + " bytes on " + targets[0].bar->name());
+    for (auto& tg : targets) {
+      buffer* dst = tg.dst;
+      barrier* bar = tg.bar;
+      post_async("landing of " + op->what, [this, op, c, t, dst, bar, &src, src_off, dst_off, bytes] {
+        std::vector<uint8_t> data;
+        src.snapshot(src_off, bytes, data);
+        if (cta_exited(dst->cta()))
+          bar->state().fail("cp.async.bulk (copy engine)", op->what + " lands in CTA " + std::to_string(dst->cta()) +
+                                                             ", which has exited");
+        dst->async_write_land(op, dst_off, data.data(), bytes, bar->id(), bar->name(), bar->state().phase());
+        bar->complete_tx_from_async(uint32_t(bytes), t, c, op->what);
+      });
+    }
+  }
+
+  proxy_fences fences_;
+  std::vector<std::unique_ptr<barrier>> barriers_;
+  std::vector<std::unique_ptr<buffer>> buffers_;
+  std::vector<std::unique_ptr<named_barrier>> named_;
+  std::vector<task_groups> groups_;
+};
+
+}  // namespace hopper::model
