@@ -1,0 +1,357 @@
+// The persistent bf16 GEMM against a float64 CPU reference (small shapes) and cuBLAS (large ones),
+// with fresh random inputs (normal and uniform), the output poisoned with NaN before each run.
+// The first tests are single tiles, so that a failure points at the smallest broken piece:
+// one k-block, then the ring, then the cluster, then edges, layouts and sizes.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "kernels/gemm/gemm.cuh"
+
+namespace {
+
+using hopper::gemm::config;
+using hopper::gemm::major;
+using hopper::gemm::out_type;
+using hopper::gemm::problem;
+
+enum class dist { normal, uniform };
+
+struct host_operands {
+  std::vector<__nv_bfloat16> a, b;  // stored as the layouts say
+};
+
+// Element counts of the stored operands (leading dimension x the other extent).
+size_t a_elems(const problem& p) { return size_t(p.lda_or_packed()) * size_t(p.a_major == major::k ? p.M : p.K); }
+size_t b_elems(const problem& p) { return size_t(p.ldb_or_packed()) * size_t(p.b_major == major::k ? p.N : p.K); }
+size_t c_elems(const problem& p) { return size_t(p.ldc_or_packed()) * size_t(p.M); }
+
+float a_at(const problem& p, const host_operands& h, int64_t m, int64_t k) {
+  return __bfloat162float(p.a_major == major::k ? h.a[m * p.lda_or_packed() + k] : h.a[k * p.lda_or_packed() + m]);
+}
+float b_at(const problem& p, const host_operands& h, int64_t n, int64_t k) {
+  return __bfloat162float(p.b_major == major::k ? h.b[n * p.ldb_or_packed() + k] : h.b[k * p.ldb_or_packed() + n]);
+}
+
+void fill(std::vector<__nv_bfloat16>& v, dist d, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_real_distribution<float> ud(-1.f, 1.f);
+  for (auto& x : v) x = __float2bfloat16(d == dist::normal ? nd(rng) : ud(rng));
+}
+
+// Device copies of the operands, the output poisoned with all-ones bytes (NaN in bf16 and f32).
+struct device_problem {
+  problem p;
+  host_operands h;
+  __nv_bfloat16 *a = nullptr, *b = nullptr;
+  void* c = nullptr;
+  ~device_problem() {
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+  }
+};
+
+::testing::AssertionResult setup(device_problem& d, const problem& p, dist dd, uint64_t salt) {
+  d.p = p;
+  d.h.a.resize(a_elems(p));
+  d.h.b.resize(b_elems(p));
+  const uint64_t seed = hopper_test::fresh_seed() ^ (salt * 0x9E3779B97F4A7C15ull);
+  fill(d.h.a, dd, seed);
+  fill(d.h.b, dd, seed + 1);
+  if (cudaMalloc(&d.a, d.h.a.size() * 2) != cudaSuccess || cudaMalloc(&d.b, d.h.b.size() * 2) != cudaSuccess ||
+      cudaMalloc(&d.c, c_elems(p) * hopper::gemm::out_bytes(p.out)) != cudaSuccess)
+    return ::testing::AssertionFailure() << "cudaMalloc failed";
+  if (cudaMemcpy(d.a, d.h.a.data(), d.h.a.size() * 2, cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(d.b, d.h.b.data(), d.h.b.size() * 2, cudaMemcpyHostToDevice) != cudaSuccess)
+    return ::testing::AssertionFailure() << "cudaMemcpy failed";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult poison(const device_problem& d) {
+  if (cudaMemset(d.c, 0xFF, c_elems(d.p) * hopper::gemm::out_bytes(d.p.out)) != cudaSuccess)
+    return ::testing::AssertionFailure() << "cudaMemset failed";
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<double> download(const device_problem& d) {
+  const problem& p = d.p;
+  std::vector<double> out(size_t(p.M) * p.N);
+  const int64_t ldc = p.ldc_or_packed();
+  if (p.out == out_type::bf16) {
+    std::vector<__nv_bfloat16> c(c_elems(p));
+    if (cudaMemcpy(c.data(), d.c, c.size() * 2, cudaMemcpyDeviceToHost) != cudaSuccess) return {};
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n) out[m * p.N + n] = __bfloat162float(c[m * ldc + n]);
+  } else {
+    std::vector<float> c(c_elems(p));
+    if (cudaMemcpy(c.data(), d.c, c.size() * 4, cudaMemcpyDeviceToHost) != cudaSuccess) return {};
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n) out[m * p.N + n] = c[m * ldc + n];
+  }
+  return out;
+}
+
+std::vector<double> cpu_reference(const device_problem& d) {
+  const problem& p = d.p;
+  std::vector<double> at(size_t(p.M) * p.K), bt(size_t(p.N) * p.K);
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t k = 0; k < p.K; ++k) at[m * p.K + k] = a_at(p, d.h, m, k);
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t k = 0; k < p.K; ++k) bt[n * p.K + k] = b_at(p, d.h, n, k);
+  std::vector<double> r(size_t(p.M) * p.N);
+  for (int64_t m = 0; m < p.M; ++m)
+    for (int64_t n = 0; n < p.N; ++n) {
+      double s = 0;
+      const double* x = &at[m * p.K];
+      const double* y = &bt[n * p.K];
+      for (int64_t k = 0; k < p.K; ++k) s += x[k] * y[k];
+      r[m * p.N + n] = s;
+    }
+  return r;
+}
+
+// cuBLAS computes the same C (column-major view: C^T = B . A^T), fp32 compute.
+::testing::AssertionResult cublas_reference(const device_problem& d, std::vector<double>& ref) {
+  const problem& p = d.p;
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return ::testing::AssertionFailure() << "cublasCreate failed";
+  void* c = nullptr;
+  const size_t bytes = c_elems(p) * hopper::gemm::out_bytes(p.out);
+  if (cudaMalloc(&c, bytes) != cudaSuccess) return ::testing::AssertionFailure() << "cudaMalloc failed";
+  const float alpha = 1.f, beta = 0.f;
+  const cudaDataType ct = p.out == out_type::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  const cublasStatus_t st = cublasGemmEx(
+      h, p.b_major == major::k ? CUBLAS_OP_T : CUBLAS_OP_N, p.a_major == major::k ? CUBLAS_OP_N : CUBLAS_OP_T,
+      int(p.N), int(p.M), int(p.K), &alpha, d.b, CUDA_R_16BF, int(p.ldb_or_packed()), d.a, CUDA_R_16BF,
+      int(p.lda_or_packed()), &beta, c, ct, int(p.ldc_or_packed()), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  cublasDestroy(h);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    cudaFree(c);
+    return ::testing::AssertionFailure() << "cublasGemmEx returned " << int(st);
+  }
+  device_problem tmp;  // reuse download() on cuBLAS's C
+  tmp.p = p;
+  tmp.c = c;
+  ref = download(tmp);
+  return ::testing::AssertionSuccess();
+}
+
+// Max |C - ref| over max |ref|: bf16 output rounds each element by up to 2^-9 of itself, and the
+// fp32 sums of different orders differ far less; 1e-2 leaves room for both, while a wrong tile,
+// a stale stage or a swapped fragment gives errors of order 1. Every element must be written
+// (the NaN poison must be gone).
+::testing::AssertionResult close(const std::vector<double>& c, const std::vector<double>& ref, const problem& p) {
+  if (c.size() != ref.size() || c.empty()) return ::testing::AssertionFailure() << "size mismatch / download failed";
+  double max_ref = 0, max_err = 0;
+  size_t worst = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (std::isnan(c[i]))
+      return ::testing::AssertionFailure() << "C(" << i / p.N << ", " << i % p.N << ") is NaN: never written";
+    max_ref = std::max(max_ref, std::fabs(ref[i]));
+    const double e = std::fabs(c[i] - ref[i]);
+    if (e > max_err) max_err = e, worst = i;
+  }
+  const double tol = p.out == out_type::bf16 ? 1e-2 : 2e-3;
+  const double rel = max_err / std::max(max_ref, 1e-30);
+  if (max_ref == 0) return ::testing::AssertionFailure() << "reference is all zeros";
+  if (rel > tol)
+    return ::testing::AssertionFailure() << "max |C - ref| / max |ref| = " << rel << " > " << tol << " at C("
+                                         << worst / p.N << ", " << worst % p.N << "): " << c[worst] << " vs "
+                                         << ref[worst];
+  return ::testing::AssertionSuccess();
+}
+
+problem make(int64_t M, int64_t N, int64_t K, major a = major::k, major b = major::k, out_type o = out_type::bf16) {
+  problem p;
+  p.M = M, p.N = N, p.K = K, p.a_major = a, p.b_major = b, p.out = o;
+  return p;
+}
+
+config forced(int bn, int cluster) {
+  config c;
+  c.bn = bn;
+  c.stages = bn == 256 ? 4 : 6;
+  c.cluster = cluster;
+  return c;
+}
+
+// Runs the GEMM (twice, re-poisoning: a second launch must not depend on leftovers) and compares.
+void check(const problem& p, dist dd, const config* cfg, bool use_cublas, uint64_t salt) {
+  device_problem d;
+  ASSERT_TRUE(setup(d, p, dd, salt));
+  std::vector<double> ref;
+  if (use_cublas) {
+    ASSERT_TRUE(cublas_reference(d, ref));
+  } else {
+    ref = cpu_reference(d);
+  }
+  hopper::gemm::plan g(p, d.a, d.b, d.c, cfg);
+  for (int rep = 0; rep < 2; ++rep) {
+    ASSERT_TRUE(poison(d));
+    CUDA_OK(g.run());
+    CUDA_LAUNCH_OK();
+    ASSERT_TRUE(close(download(d), ref, p))
+        << "M x N x K = " << p.M << " x " << p.N << " x " << p.K << ", A " << name(p.a_major) << ", B "
+        << name(p.b_major) << ", out " << name(p.out) << ", tile 128 x " << g.cfg().bn << ", cluster "
+        << g.cfg().cluster << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
+  }
+}
+
+}  // namespace
+
+// ---- smallest first: one tile, one k-block ---------------------------------------------------
+
+TEST(GemmSingleTile, OneKBlock128x256NoCluster) {
+  HOPPER_REQUIRE_SM90();
+  config c = forced(256, 1);
+  check(make(128, 256, 64), dist::uniform, &c, false, 1);
+}
+
+TEST(GemmSingleTile, OneKBlock128x128NoCluster) {
+  HOPPER_REQUIRE_SM90();
+  config c = forced(128, 1);
+  check(make(128, 128, 64), dist::uniform, &c, false, 2);
+}
+
+TEST(GemmSingleTile, RingWrapsSeveralTimes) {  // 20 k-blocks through 4 stages: parity flips
+  HOPPER_REQUIRE_SM90();
+  config c = forced(256, 1);
+  check(make(128, 256, 64 * 20), dist::normal, &c, false, 3);
+}
+
+TEST(GemmSingleTile, ClusterPairMulticast) {  // two CTAs, B multicast, 9 k-blocks
+  HOPPER_REQUIRE_SM90();
+  config c = forced(256, 2);
+  check(make(256, 256, 64 * 9), dist::normal, &c, false, 4);
+}
+
+TEST(GemmSingleTile, ClusterPairMulticast128) {
+  HOPPER_REQUIRE_SM90();
+  config c = forced(128, 2);
+  check(make(256, 128, 64 * 7), dist::normal, &c, false, 5);
+}
+
+// ---- persistent loop, edges, every instantiated configuration --------------------------------
+
+TEST(GemmEdges, OddShapesEveryConfig) {
+  HOPPER_REQUIRE_SM90();
+  const int64_t shapes[][3] = {{200, 264, 136}, {300, 520, 1000}, {129, 257, 72}, {1000, 8, 8}, {8, 1000, 24}};
+  int salt = 10;
+  for (int bn : {128, 256})
+    for (int cl : {1, 2})
+      for (const auto& s : shapes) {
+        config c = forced(bn, cl);
+        SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster " << cl);
+        check(make(s[0], s[1], s[2]), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+        ++salt;
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(GemmEdges, KSmallerThanOneStage) {
+  HOPPER_REQUIRE_SM90();
+  for (int64_t k : {8, 16, 24, 40, 56}) {
+    SCOPED_TRACE(k);
+    check(make(256, 512, k), dist::normal, nullptr, false, 100 + k);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(GemmEdges, SkinnyM1To128) {
+  HOPPER_REQUIRE_SM90();
+  for (int64_t m : {1, 2, 3, 7, 8, 31, 64, 65, 100, 127, 128}) {
+    SCOPED_TRACE(m);
+    check(make(m, 1024, 256), dist::normal, nullptr, false, 200 + m);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(GemmEdges, ManyTilesPerCta) {  // more tiles than SMs: the persistent loop and the store overlap
+  HOPPER_REQUIRE_SM90();
+  check(make(1536, 1536, 256), dist::uniform, nullptr, false, 300);
+}
+
+TEST(GemmEdges, LeadingDimensionsLargerThanExtents) {
+  HOPPER_REQUIRE_SM90();
+  problem p = make(130, 200, 72);
+  p.lda = 88, p.ldb = 96, p.ldc = 216;
+  check(p, dist::normal, nullptr, false, 400);
+}
+
+// ---- layouts and output type -------------------------------------------------------------------
+
+TEST(GemmLayouts, EveryMajorCombination) {
+  HOPPER_REQUIRE_SM90();
+  int salt = 500;
+  for (major a : {major::k, major::mn})
+    for (major b : {major::k, major::mn})
+      for (int cl : {1, 2}) {
+        config c = forced(256, cl);
+        SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b) << " cluster " << cl);
+        check(make(264, 320, 200, a, b), dist::normal, &c, false, salt++);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(GemmLayouts, MnMajor128Tiles) {
+  HOPPER_REQUIRE_SM90();
+  config c = forced(128, 2);
+  check(make(300, 200, 136, major::mn, major::mn), dist::uniform, &c, false, 600);
+}
+
+TEST(GemmOutput, Float32Output) {
+  HOPPER_REQUIRE_SM90();
+  for (int bn : {128, 256}) {
+    config c = forced(bn, 2);
+    check(make(300, 520, 264, major::k, major::k, out_type::f32), dist::normal, &c, false, 700 + bn);
+    if (HasFatalFailure()) return;
+  }
+  check(make(100, 136, 64, major::mn, major::k, out_type::f32), dist::uniform, nullptr, false, 701);
+}
+
+// ---- large shapes against cuBLAS ------------------------------------------------------------------
+
+TEST(GemmVsCublas, Square2048Normal) {
+  HOPPER_REQUIRE_SM90();
+  check(make(2048, 2048, 2048), dist::normal, nullptr, true, 800);
+}
+
+TEST(GemmVsCublas, Square4096Uniform) {
+  HOPPER_REQUIRE_SM90();
+  check(make(4096, 4096, 4096), dist::uniform, nullptr, true, 801);
+}
+
+TEST(GemmVsCublas, Skinny128x8192x8192) {
+  HOPPER_REQUIRE_SM90();
+  check(make(128, 8192, 8192), dist::normal, nullptr, true, 802);
+}
+
+TEST(GemmVsCublas, RowMajorBAndOddEdges) {
+  HOPPER_REQUIRE_SM90();
+  check(make(3000, 2056, 1032, major::k, major::mn), dist::normal, nullptr, true, 803);
+  check(make(2056, 3000, 1032, major::mn, major::k, out_type::f32), dist::uniform, nullptr, true, 804);
+}
+
+// ---- bad input is refused before anything runs -----------------------------------------------
+
+TEST(GemmValidation, PlanRejectsBadInput) {
+  HOPPER_REQUIRE_SM90();
+  void* buf = nullptr;
+  CUDA_OK(cudaMalloc(&buf, 1 << 20));
+  auto* b16 = static_cast<__nv_bfloat16*>(buf);
+  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 12), b16, b16, b16), std::invalid_argument);  // K % 8
+  EXPECT_THROW(hopper::gemm::plan(make(64, 60, 64), b16, b16, b16), std::invalid_argument);  // N % 8
+  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 64), b16 + 1, b16, b16), std::invalid_argument);
+  EXPECT_THROW(hopper::gemm::plan(make(0, 64, 64), b16, b16, b16), std::invalid_argument);
+  config bad = forced(192, 1);
+  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 64), b16, b16, b16, &bad), std::invalid_argument);
+  CUDA_OK(cudaFree(buf));
+}
