@@ -1,0 +1,237 @@
+// The streaming copies of kernels/stream_copy.cuh against a CPU reference: random data, poisoned
+// output with a guard zone behind it, sizes from 0 through tails of every kind to several MiB,
+// several pipeline shapes, and every argument the launchers reject.
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gpu_test.hpp"
+#include "kernels/stream_copy.cuh"
+
+namespace {
+
+using hopper::kernels::stream_copy_config;
+
+constexpr size_t kGuard = 4096;       // poisoned bytes behind the output: nothing may write them
+constexpr uint8_t kPoison = 0xA5;
+
+// Device buffers of `bytes` (+ guard), freed on scope exit.
+struct dev_buf {
+  uint8_t* p = nullptr;
+  explicit dev_buf(size_t bytes) { EXPECT_EQ(cudaMalloc(&p, bytes + kGuard), cudaSuccess); }
+  ~dev_buf() { cudaFree(p); }
+};
+
+std::vector<uint8_t> random_bytes(size_t n, std::mt19937_64& rng) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t r = rng();
+    std::memcpy(v.data() + i, &r, std::min<size_t>(8, n - i));
+  }
+  return v;
+}
+
+// First differing byte of two buffers, or -1.
+long long first_diff(const uint8_t* a, const uint8_t* b, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return (long long)i;
+  return -1;
+}
+
+enum class variant { d1, d2 };
+
+// Runs one copy of `bytes` and compares the whole output and the guard.
+void check_copy(variant v, size_t bytes, const stream_copy_config& cfg) {
+  SCOPED_TRACE(testing::Message() << (v == variant::d1 ? "1-D" : "2-D") << " bytes=" << bytes << " stages="
+                                  << cfg.stages << " stage_bytes=" << cfg.stage_bytes << " blocks_per_sm="
+                                  << cfg.blocks_per_sm << " store_lag=" << cfg.store_lag
+                                  << " seed=" << hopper_test::fresh_seed());
+  std::mt19937_64 rng(hopper_test::fresh_seed() ^ bytes ^ (uint64_t(cfg.stage_bytes) << 40));
+  const std::vector<uint8_t> src = random_bytes(bytes, rng);
+  dev_buf d_src(bytes), d_dst(bytes);
+  ASSERT_NE(d_src.p, nullptr);
+  ASSERT_NE(d_dst.p, nullptr);
+  if (bytes) CUDA_OK(cudaMemcpy(d_src.p, src.data(), bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(d_dst.p, kPoison, bytes + kGuard));
+  if (v == variant::d1)
+    CUDA_OK(hopper::kernels::stream_copy_1d(d_dst.p, d_src.p, bytes, cfg));
+  else
+    CUDA_OK(hopper::kernels::stream_copy_2d(d_dst.p, d_src.p, bytes, cfg));
+  CUDA_LAUNCH_OK();
+  std::vector<uint8_t> out(bytes + kGuard);
+  CUDA_OK(cudaMemcpy(out.data(), d_dst.p, bytes + kGuard, cudaMemcpyDeviceToHost));
+  const long long bad = first_diff(out.data(), src.data(), bytes);
+  EXPECT_EQ(bad, -1) << "byte " << bad << ": got " << int(out[size_t(bad < 0 ? 0 : bad)]) << ", want "
+                     << int(src[size_t(bad < 0 ? 0 : bad)]);
+  for (size_t i = 0; i < kGuard; ++i)
+    ASSERT_EQ(out[bytes + i], kPoison) << "guard byte " << i << " past the end was written";
+}
+
+// Sizes: empty, below one bulk granule, around 16, around a stage, odd tails, several MiB.
+std::vector<size_t> sizes_for(uint32_t stage_bytes) {
+  return {0, 1, 15, 16, 17, 31, 33, 1000, 1023, 1024, 1025, 4095, 4096,
+          stage_bytes - 16, stage_bytes - 1, stage_bytes, stage_bytes + 1, stage_bytes + 16, stage_bytes + 17,
+          3 * size_t(stage_bytes) + 1040 + 7, 1000003, (size_t(3) << 20) + 5, (size_t(8) << 20) + 13,
+          (size_t(37) << 20) + 1024 + 9};
+}
+
+TEST(StreamCopy1D, EverySizeMatchesTheSource) {
+  HOPPER_REQUIRE_SM90();
+  const stream_copy_config cfg{};
+  for (size_t n : sizes_for(cfg.stage_bytes)) check_copy(variant::d1, n, cfg);
+}
+
+TEST(StreamCopy2D, EverySizeMatchesTheSource) {
+  HOPPER_REQUIRE_SM90();
+  const stream_copy_config cfg{};
+  for (size_t n : sizes_for(cfg.stage_bytes)) check_copy(variant::d2, n, cfg);
+}
+
+TEST(StreamCopy, EveryPipelineShapeCopiesExactly) {
+  HOPPER_REQUIRE_SM90();
+  const size_t n = (size_t(5) << 20) + 4096 + 3;
+  for (uint32_t stages : {2u, 3u, 4u, 6u, 8u, 12u, 16u})
+    for (uint32_t lag : {0u, 1u, 2u}) {
+      if (lag >= stages) continue;
+      stream_copy_config c;
+      c.stages = stages;
+      c.store_lag = lag;
+      c.stage_bytes = stages <= 8 ? 16384 : 8192;
+      c.blocks_per_sm = stages <= 4 ? 2 : 1;
+      check_copy(variant::d1, n, c);
+      check_copy(variant::d2, n, c);
+    }
+}
+
+TEST(StreamCopy, SmallAndOddStagesAndManyBlocksPerSm) {
+  HOPPER_REQUIRE_SM90();
+  stream_copy_config c;
+  c.stages = 4;
+  c.stage_bytes = 1024;  // many more chunks than CTAs: each CTA wraps its ring many times
+  c.blocks_per_sm = 8;
+  for (size_t n : {size_t(1) << 20, (size_t(2) << 20) + 1040 + 15}) {
+    check_copy(variant::d1, n, c);
+    check_copy(variant::d2, n, c);
+  }
+  c.stage_bytes = 48 + 16 * 7;  // 1-D only: a stage that is a multiple of 16 but not of 128
+  check_copy(variant::d1, (size_t(1) << 20) + 77, c);
+}
+
+// ---- fused y = a*x + b ------------------------------------------------------------------------
+
+uint16_t bf16_bits_rne(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);  // inputs are finite: no NaN to preserve
+  return uint16_t(u >> 16);
+}
+float bf16_to_float(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+void check_axpb(size_t n, const stream_copy_config& cfg) {
+  SCOPED_TRACE(testing::Message() << "axpb n=" << n << " stages=" << cfg.stages << " stage_bytes=" << cfg.stage_bytes
+                                  << " transform_warps=" << cfg.transform_warps << " store_lag=" << cfg.store_lag
+                                  << " seed=" << hopper_test::fresh_seed());
+  std::mt19937_64 rng(hopper_test::fresh_seed() ^ (n * 0x9E3779B97F4A7C15ull));
+  std::uniform_real_distribution<float> u(-8.f, 8.f);
+  const float a = u(rng), b = u(rng);
+  std::vector<uint16_t> x(n), want(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = bf16_bits_rne(u(rng));
+    want[i] = bf16_bits_rne(std::fma(a, bf16_to_float(x[i]), b));
+  }
+  const size_t bytes = n * 2;
+  dev_buf dx(bytes), dy(bytes);
+  ASSERT_NE(dx.p, nullptr);
+  ASSERT_NE(dy.p, nullptr);
+  if (n) CUDA_OK(cudaMemcpy(dx.p, x.data(), bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dy.p, kPoison, bytes + kGuard));
+  CUDA_OK(hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(dy.p),
+                                            reinterpret_cast<const __nv_bfloat16*>(dx.p), n, a, b, cfg));
+  CUDA_LAUNCH_OK();
+  std::vector<uint8_t> out(bytes + kGuard);
+  CUDA_OK(cudaMemcpy(out.data(), dy.p, bytes + kGuard, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t got;
+    std::memcpy(&got, out.data() + 2 * i, 2);
+    ASSERT_EQ(got, want[i]) << "element " << i << " of " << n << ": x=" << bf16_to_float(x[i]) << " a=" << a
+                            << " b=" << b;
+  }
+  for (size_t i = 0; i < kGuard; ++i) ASSERT_EQ(out[bytes + i], kPoison) << "guard byte " << i << " was written";
+}
+
+TEST(StreamAxpbBf16, EverySizeMatchesTheReference) {
+  HOPPER_REQUIRE_SM90();
+  const stream_copy_config cfg{};
+  for (size_t bytes : sizes_for(cfg.stage_bytes)) check_axpb(bytes / 2 + (bytes & 1), cfg);
+}
+
+TEST(StreamAxpbBf16, EveryShapeMatchesTheReference) {
+  HOPPER_REQUIRE_SM90();
+  const size_t n = (size_t(3) << 20) + 11;  // 6 MiB + 22 bytes
+  for (uint32_t warps : {1u, 2u, 4u, 8u, 16u})
+    for (uint32_t lag : {0u, 2u}) {
+      stream_copy_config c;
+      c.transform_warps = warps;
+      c.store_lag = lag;
+      c.stages = warps <= 4 ? 8 : 4;
+      c.stage_bytes = 16384;
+      c.blocks_per_sm = warps <= 4 ? 1 : 2;
+      check_axpb(n, c);
+    }
+}
+
+// ---- rejections (no GPU needed: validation precedes every CUDA call) ---------------------------
+
+template <class F>
+void expect_reject(F&& f, const char* fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "accepted, expected a rejection mentioning '" << fragment << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(StreamCopyArgs, RejectsEachBadArgument) {
+  auto* d = reinterpret_cast<uint8_t*>(uintptr_t(1) << 40);
+  auto* s = reinterpret_cast<uint8_t*>(uintptr_t(2) << 40);
+  using hopper::kernels::stream_copy_1d;
+  using hopper::kernels::stream_copy_2d;
+  const stream_copy_config ok{};
+  expect_reject([&] { (void)stream_copy_1d(d + 8, s, 100, ok); }, "not 16-byte aligned");
+  expect_reject([&] { (void)stream_copy_1d(d, s + 4, 100, ok); }, "src");
+  expect_reject([&] { (void)stream_copy_1d(nullptr, s, 100, ok); }, "dst is null");
+  expect_reject([&] { (void)stream_copy_1d(d, d + 64, 100, ok); }, "overlap");
+  auto with = [&](auto edit) { stream_copy_config c = ok; edit(c); return c; };
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stages = 5; })); }, "stages = 5");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stage_bytes = 1000; })); },
+                "stage_bytes = 1000");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stage_bytes = 0; })); }, "stage_bytes = 0");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.store_lag = 3; })); }, "store_lag = 3");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stages = 2; c.store_lag = 2; })); },
+                "leaves no stage");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.blocks_per_sm = 0; })); },
+                "blocks_per_sm = 0");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stages = 16; c.stage_bytes = 16384; })); },
+                "exceeds 227 KiB");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.blocks_per_sm = 2; })); },
+                "does not fit the 228 KiB");
+  expect_reject([&] { (void)stream_copy_2d(d, s, 1 << 20, with([](auto& c) { c.stage_bytes = 1040; })); },
+                "multiple of 1024");
+  expect_reject([&] {
+    (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d), reinterpret_cast<const __nv_bfloat16*>(s),
+                                            100, 1.f, 0.f, with([](auto& c) { c.transform_warps = 17; }));
+  }, "transform_warps = 17");
+}
+
+}  // namespace
