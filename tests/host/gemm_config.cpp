@@ -1,0 +1,133 @@
+// Host side of the GEMM without a GPU: the validator names each bad value, the tile rule picks the
+// documented configurations within the shared-memory budget, and the persistent tile order
+// visits every output tile exactly once whatever the number of clusters.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "kernels/gemm/gemm_config.hpp"
+#include "kernels/gemm/tile_scheduler.hpp"
+
+using namespace hopper::gemm;
+
+namespace {
+
+problem make(int64_t M, int64_t N, int64_t K) {
+  problem p;
+  p.M = M, p.N = N, p.K = K;
+  return p;
+}
+
+// The message of the std::invalid_argument that validate() throws, or "" when it accepts.
+std::string rejection(const problem& p, const void* A, const void* B, const void* C) {
+  try {
+    validate(p, A, B, C);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+alignas(16) char buf[64];
+const void* ok = buf;
+const void* odd = buf + 8;
+
+}  // namespace
+
+TEST(GemmValidate, AcceptsAlignedShapes) {
+  EXPECT_EQ(rejection(make(1, 8, 8), ok, ok, ok), "");
+  EXPECT_EQ(rejection(make(8192, 8192, 8192), ok, ok, ok), "");
+  problem p = make(3, 5, 7);  // odd extents are fine with padded leading dimensions
+  p.lda = 8, p.ldb = 8, p.ldc = 8;
+  EXPECT_EQ(rejection(p, ok, ok, ok), "");
+}
+
+TEST(GemmValidate, NamesTheBadValue) {
+  EXPECT_NE(rejection(make(0, 8, 8), ok, ok, ok).find("M = 0"), std::string::npos);
+  EXPECT_NE(rejection(make(8, -1, 8), ok, ok, ok).find("N = -1"), std::string::npos);
+  EXPECT_NE(rejection(make(8, 8, 0), ok, ok, ok).find("K = 0"), std::string::npos);
+  EXPECT_NE(rejection(make(64, 64, 12), ok, ok, ok).find("lda = 12 (packed: K)"), std::string::npos);
+  EXPECT_NE(rejection(make(64, 60, 64), ok, ok, ok).find("ldc = 60"), std::string::npos);
+  problem p = make(64, 64, 64);
+  p.ldb = 32;
+  EXPECT_NE(rejection(p, ok, ok, ok).find("ldb = 32 is smaller"), std::string::npos);
+  p = make(64, 64, 64);
+  p.b_major = major::mn;
+  p.N = 20, p.ldc = 24;
+  EXPECT_NE(rejection(p, ok, ok, ok).find("ldb = 20 (packed: N)"), std::string::npos);
+  EXPECT_NE(rejection(make(64, 64, 64), odd, ok, ok).find("A is not 16-byte aligned"), std::string::npos);
+  EXPECT_NE(rejection(make(64, 64, 64), ok, odd, ok).find("B is not 16-byte aligned"), std::string::npos);
+  EXPECT_NE(rejection(make(64, 64, 64), ok, ok, nullptr).find("C is null"), std::string::npos);
+  EXPECT_NE(rejection(make(int64_t(1) << 31, 8, 8), ok, ok, ok).find("exceeds 2^31-1"), std::string::npos);
+  p = make(64, 4, 64);  // f32 output: a 16-byte pitch needs ldc % 4 == 0 only
+  p.out = out_type::f32;
+  EXPECT_EQ(rejection(p, ok, ok, ok), "");
+  p.N = 6;
+  EXPECT_NE(rejection(p, ok, ok, ok).find("f32 row pitch of 24 bytes"), std::string::npos);
+}
+
+TEST(GemmConfig, RuleAndBudget) {
+  const int sms = 132;
+  config c = choose_config(make(8192, 8192, 8192), sms);
+  EXPECT_EQ(c.bn, 256);
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_EQ(c.cluster, 2);
+  c = choose_config(make(2048, 2048, 2048), sms);  // 128 tiles of 128 x 256: >= half the SMs
+  EXPECT_EQ(c.bn, 256);
+  c = choose_config(make(128, 8192, 8192), sms);  // 32 tiles of 128 x 256: too few
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.stages, 6);
+  EXPECT_EQ(c.cluster, 1);  // a single M tile: nobody to share B with
+  c = choose_config(make(1, 8, 8), sms);
+  EXPECT_EQ(c.cluster, 1);
+  for (int bn : {128, 256}) {
+    config k;
+    k.bn = bn;
+    k.stages = bn == 256 ? 4 : 6;
+    EXPECT_LE(smem_bytes(k), max_smem_per_block) << "bn " << bn;
+    k.stages += 1;  // the stage counts are the largest that fit
+    EXPECT_GT(smem_bytes(k), max_smem_per_block) << "bn " << bn;
+  }
+}
+
+TEST(GemmTileScheduler, EveryTileOnceForAnyClusterCount) {
+  for (auto [rows, cols, group] : std::vector<std::tuple<int, int, int>>{
+           {32, 32, 8}, {1, 64, 8}, {7, 5, 8}, {33, 3, 8}, {16, 17, 4}, {5, 9, 1}}) {
+    tile_scheduler s{rows, cols, group};
+    for (int clusters : {1, 2, 7, 66, 200}) {
+      std::set<std::pair<int, int>> seen;
+      for (int c = 0; c < clusters; ++c)
+        for (int t = c; t < s.total(); t += clusters) {
+          int r, n;
+          s.coords(t, r, n);
+          ASSERT_GE(r, 0);
+          ASSERT_LT(r, rows);
+          ASSERT_GE(n, 0);
+          ASSERT_LT(n, cols);
+          ASSERT_TRUE(seen.insert({r, n}).second) << "tile (" << r << ", " << n << ") visited twice";
+        }
+      EXPECT_EQ(int(seen.size()), rows * cols) << rows << " x " << cols << ", " << clusters << " clusters";
+    }
+  }
+}
+
+TEST(GemmTileScheduler, GroupsSweepColumnsWithinAGroupOfRows) {
+  tile_scheduler s{16, 10, 8};
+  int r, n;
+  s.coords(0, r, n);
+  EXPECT_EQ(r, 0);
+  EXPECT_EQ(n, 0);
+  s.coords(7, r, n);  // still column 0, last row of the group
+  EXPECT_EQ(r, 7);
+  EXPECT_EQ(n, 0);
+  s.coords(8, r, n);  // next column, first row of the group
+  EXPECT_EQ(r, 0);
+  EXPECT_EQ(n, 1);
+  s.coords(80, r, n);  // second group
+  EXPECT_EQ(r, 8);
+  EXPECT_EQ(n, 0);
+}
