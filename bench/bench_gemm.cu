@@ -1,0 +1,239 @@
+// The persistent bf16 GEMM against cuBLAS (cublasGemmEx, bf16 in/out, CUBLAS_COMPUTE_32F), both
+// measured in this process by the same method: full-precision random inputs (normal(0,1) rounded
+// once to bf16; a uniform run of 8192^3 beside it), operand sets rotated so that together they
+// exceed L2 several times, warm-up, then repeats of 20 back-to-back launches between one pair of
+// CUDA events, ours and cuBLAS interleaved repeat by repeat; median and spread of the repeats.
+// The SM clock (nvidia-smi) before and after each shape goes into the JSON with the results.
+//
+// Prints per shape:  RATIO gemm MxNxK <ours/cublas> ours=<TFLOP/s> cublas=<TFLOP/s>
+// and at the end:    SUMMARY gemm geomean <x> over the seven named shapes (and min).
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/gemm.cuh"
+
+namespace {
+
+#define BENCH_CUDA(x)                                                                         \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+constexpr int kLaunchesPerEvent = 20;
+constexpr int kRepeats = 9;
+constexpr double kRotateBytes = 200e6;  // > 3x the 60 MB L2 (50 MB on H100)
+
+// Counter-based normal / uniform samples (SplitMix64 + Box-Muller): full 24-bit mantissas
+// before the one rounding to bf16, so the data is not a few repeated levels.
+__device__ __forceinline__ uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+__global__ void fill_random(__nv_bfloat16* p, size_t n, uint64_t seed, bool normal) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const uint64_t r = splitmix(seed ^ (i * 0xD1B54A32D192ED03ull));
+    const float u1 = (float((r >> 40) & 0xFFFFFF) + 0.5f) * (1.f / 16777216.f);
+    const float u2 = float((r >> 16) & 0xFFFFFF) * (1.f / 16777216.f);
+    const float v = normal ? sqrtf(-2.f * logf(u1)) * cospif(2.f * u2) : 2.f * u2 - 1.f;
+    p[i] = __float2bfloat16(v);
+  }
+}
+
+std::string sm_clock() {
+  std::string out;
+  if (FILE* f = popen("nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits 2>/dev/null", "r")) {
+    char buf[64];
+    while (fgets(buf, sizeof buf, f)) out += buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  const size_t nl = out.find('\n');
+  return nl == std::string::npos ? out : out.substr(0, nl);
+}
+
+struct stats {
+  double median_ms, min_ms, max_ms;
+};
+stats summarize(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+cublasHandle_t cublas() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t x;
+    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "cublasCreate failed\n");
+      std::exit(1);
+    }
+    return x;
+  }();
+  return h;
+}
+
+std::map<std::string, double> g_named_ratio;  // the seven named shapes
+
+void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named) {
+  using hopper::gemm::problem;
+  problem p;
+  p.M = M, p.N = N, p.K = K;
+  const size_t a_n = size_t(M) * K, b_n = size_t(N) * K, c_n = size_t(M) * N;
+  const double set_bytes = 2.0 * double(a_n + b_n + c_n);
+  const int sets = int(std::clamp<double>(std::ceil(kRotateBytes / set_bytes), 2, 64));
+  std::vector<__nv_bfloat16*> A(sets), B(sets), C(sets);
+  std::vector<std::unique_ptr<hopper::gemm::plan>> plans;
+  for (int s = 0; s < sets; ++s) {
+    BENCH_CUDA(cudaMalloc(&A[s], a_n * 2));
+    BENCH_CUDA(cudaMalloc(&B[s], b_n * 2));
+    BENCH_CUDA(cudaMalloc(&C[s], c_n * 2));
+    fill_random<<<1024, 256>>>(A[s], a_n, 0x1234 + 2 * s, normal);
+    fill_random<<<1024, 256>>>(B[s], b_n, 0x9876 + 2 * s, normal);
+    BENCH_CUDA(cudaGetLastError());
+    plans.push_back(std::make_unique<hopper::gemm::plan>(p, A[s], B[s], C[s]));
+  }
+  BENCH_CUDA(cudaDeviceSynchronize());
+  const float alpha = 1.f, beta = 0.f;
+  auto ours = [&](int i) { BENCH_CUDA(plans[i % sets]->run(0)); };
+  auto theirs = [&](int i) {
+    const int s = i % sets;
+    // Column-major view of row-major C: C^T (N x M) = B (N x K, stored K-contiguous) . A^T.
+    if (cublasGemmEx(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &alpha, B[s], CUDA_R_16BF, int(K),
+                     A[s], CUDA_R_16BF, int(K), &beta, C[s], CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "cublasGemmEx failed\n");
+      std::exit(1);
+    }
+  };
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  auto time_batch = [&](auto&& launch) {
+    BENCH_CUDA(cudaEventRecord(e0));
+    for (int i = 0; i < kLaunchesPerEvent; ++i) launch(i);
+    BENCH_CUDA(cudaEventRecord(e1));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    return double(ms) / kLaunchesPerEvent;
+  };
+  // Warm-up: clocks, caches, cuBLAS heuristics, our kernels' first-launch attributes.
+  for (int i = 0; i < 3; ++i) {
+    time_batch(ours);
+    time_batch(theirs);
+  }
+  const std::string clock_before = sm_clock();
+  std::vector<double> t_ours, t_cublas;
+  for (auto _ : state) {
+    t_ours.clear();
+    t_cublas.clear();
+    for (int r = 0; r < kRepeats; ++r) {
+      t_ours.push_back(time_batch(ours));
+      t_cublas.push_back(time_batch(theirs));
+    }
+    state.SetIterationTime(summarize(t_ours).median_ms * 1e-3);
+  }
+  const std::string clock_after = sm_clock();
+  const stats so = summarize(t_ours), sc = summarize(t_cublas);
+  const double tf = p.flops() * 1e-9;  // TFLOP/s = flops * 1e-12 / (ms * 1e-3)
+  const double ours_tflops = tf / so.median_ms, cublas_tflops = tf / sc.median_ms;
+  const double ratio = ours_tflops / cublas_tflops;
+  state.counters["M"] = double(M);
+  state.counters["N"] = double(N);
+  state.counters["K"] = double(K);
+  state.counters["ours_tflops"] = ours_tflops;
+  state.counters["cublas_tflops"] = cublas_tflops;
+  state.counters["ratio"] = ratio;
+  state.counters["ours_ms_min"] = so.min_ms;
+  state.counters["ours_ms_max"] = so.max_ms;
+  state.counters["cublas_ms_min"] = sc.min_ms;
+  state.counters["cublas_ms_max"] = sc.max_ms;
+  state.counters["tile_n"] = plans[0]->cfg().bn;
+  state.counters["cluster"] = plans[0]->cfg().cluster;
+  state.counters["grid"] = plans[0]->grid();
+  state.counters["operand_sets"] = sets;
+  state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " +
+                 clock_before + " -> " + clock_after + (named ? "; named" : ""));
+  std::printf("RATIO gemm %lldx%lldx%lld%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
+              "sm clock %s -> %s MHz)\n",
+              (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", ratio, ours_tflops, cublas_tflops,
+              tf / so.max_ms, tf / so.min_ms, tf / sc.max_ms, tf / sc.min_ms, clock_before.c_str(),
+              clock_after.c_str());
+  std::fflush(stdout);
+  if (named)
+    g_named_ratio[std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K)] = ratio;
+  BENCH_CUDA(cudaEventDestroy(e0));
+  BENCH_CUDA(cudaEventDestroy(e1));
+  plans.clear();
+  for (int s = 0; s < sets; ++s) {
+    cudaFree(A[s]);
+    cudaFree(B[s]);
+    cudaFree(C[s]);
+  }
+}
+
+void register_all() {
+  struct shape {
+    int64_t M, N, K;
+    bool named;
+  };
+  const shape shapes[] = {
+      {8192, 8192, 8192, true},   {4096, 4096, 4096, true},   {2048, 2048, 2048, true},
+      {16384, 16384, 4096, true}, {8192, 8192, 1024, true},   {4096, 14336, 4096, true},
+      {128, 8192, 8192, true},    {512, 512, 512, false},     {1024, 1024, 1024, false},
+      {3072, 3072, 3072, false},  {6144, 6144, 6144, false},  {12288, 12288, 12288, false},
+      {16384, 16384, 16384, false}};
+  for (const shape& s : shapes) {
+    const std::string name = "gemm/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) { bench_shape(st, s.M, s.N, s.K, true, s.named); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark("gemm/8192x8192x8192_uniform",
+                               [](benchmark::State& st) { bench_shape(st, 8192, 8192, 8192, false, false); })
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("SUMMARY gemm skipped: no CUDA device\n");
+    return 0;
+  }
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!g_named_ratio.empty()) {
+    double log_sum = 0, worst = 1e30;
+    std::string worst_name;
+    for (const auto& [k, r] : g_named_ratio) {
+      log_sum += std::log(r);
+      if (r < worst) worst = r, worst_name = k;
+    }
+    std::printf("SUMMARY gemm geomean %.3f over %zu named shapes (min %.3f at %s)\n",
+                std::exp(log_sum / g_named_ratio.size()), g_named_ratio.size(), worst, worst_name.c_str());
+  }
+  return 0;
+}
