@@ -102,11 +102,11 @@ class barrier {
                                   const std::string& copy) {
     const char* op = "mbarrier.complete_tx (copy engine)";
     if (s_.cta_exited(cta_))
-      st_.fail(op, copy + " issued by " + s_.where(issuer) + " completes bytes on a barrier whose CTA " +
+      st_.fail(op, copy + " completes bytes on a barrier whose CTA " +
                        std::to_string(cta_) + " has exited");
     if (!st_.valid()) st_.fail(op, copy + " completes bytes on a barrier that is not initialised");
     if (issued_at.of(init_task_) < async_fence_time_ || async_fence_time_ == 0)
-      st_.fail(op, copy + " issued by " + s_.where(issuer) + " uses the barrier through the async proxy "
+      st_.fail(op, copy + " uses the barrier through the async proxy "
                        "but its mbarrier.init by " + s_.where(init_task_) +
                        " was not followed by that task's fence.mbarrier_init (or fence.proxy.async) "
                        "ordered before the copy" + fence_by_other_note());
@@ -181,12 +181,11 @@ class barrier {
   // fence.mbarrier_init.release.cluster by the current task (seed §12): orders this task's
   // earlier inits before its later release operations, for other CTAs and the async proxy.
   void on_fence_mbarrier_init(int t, uint64_t now, bool proxy_async_only) {
-    if (!st_.valid() || init_time_ == 0) return;
-    if (init_task_ == t) {
+    if (st_.valid() && init_time_ != 0 && init_task_ == t) {
       if (!proxy_async_only) fence_init_time_ = now;
       async_fence_time_ = now;
-    } else if (s_.task_cta(t) == cta_) {
-      fence_other_ = t;
+    } else if (!proxy_async_only && s_.task_cta(t) == cta_) {
+      fence_other_ = t;  // remembered for the report, whether before or after the init
     }
   }
 

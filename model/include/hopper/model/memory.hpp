@@ -240,23 +240,25 @@ class buffer {
   }
 
   // A write (generic by task t, or a copy issued by t with clock c) must follow every read.
-  void check_write(int t, size_t ch, const hb_clock& c, const std::string& what) const {
+  void check_write(int t, size_t ch, const hb_clock& c, const std::string& op) const {
     const chunk& k = chunks_[ch];
+    // an async op's name already says who issued it
+    const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where(t);
     if (k.inflight)
-      war(ch, what + " by " + s_.where(t) + " while " + k.inflight->what + " into it is still in flight");
+      war(ch, what + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& op : k.async_reads) {
       if (op->read_retired == 0)
-        war(ch, what + " by " + s_.where(t) + " while " + op->what + " may still be reading it "
+        war(ch, what + " while " + op->what + " may still be reading it "
                     "(no cp.async.bulk.wait_group.read by its issuer, seed §19.4)");
       if (op->issuer != t && c.of(op->issuer) < op->read_retired)
-        war(ch, what + " by " + s_.where(t) + " is not ordered after the wait_group.read that retired " + op->what);
+        war(ch, what + " is not ordered after the wait_group.read that retired " + op->what);
     }
     for (const auto& [r, when] : k.reads)
       if (r != t && c.of(r) < when)
-        war(ch, what + " by " + s_.where(t) + " while " + s_.where(r) +
+        war(ch, what + " while " + s_.where(r) +
                     " may still be reading it (its read is not ordered before this write: a stage is released after its last read, seed §16)");
     if (k.wk == wkind::generic && k.writer != t && c.of(k.writer) < k.wtime)
-      war(ch, what + " by " + s_.where(t) + " races with the unordered write of " + s_.where(k.writer));
+      war(ch, what + " races with the unordered write of " + s_.where(k.writer));
   }
 
   void note_read(chunk& k, int t, uint64_t now) {
