@@ -93,16 +93,18 @@ class pipeline {
 
   // Called by every thread of the CTA (every task on the host). One thread initialises the
   // barriers: full expects one arrival (the producer's arrive.expect_tx) plus the bytes; empty
-  // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the cluster and
-  // a CTA or cluster barrier keeps anyone from using a barrier before it exists (seed §12, §18).
+  // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the async proxy
+  // and the cluster, and a CTA or cluster barrier keeps anyone from using a barrier before it
+  // exists (seed §12, §18).
   HOPPER_PIPE_HD static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{}) {
     if (be.init_thread()) {
       for (int s = 0; s < Stages; ++s) {
         be.init(st.full[s], 1u);
         be.init(st.empty[s], empty_arrivals(p));
       }
-      // Needed only where another CTA's threads or copies touch these barriers, but cheap.
-      if (p.cluster_size > 1) be.fence_init();
+      // The inits are generic-proxy writes; the copy engine (async proxy) and peer CTAs signal
+      // these barriers, so the initialising thread publishes them to both (seed §12).
+      be.fence_init();
     }
     if (p.cluster_size > 1)
       be.sync_cluster();  // peers will arrive on our empty barriers and multicast into our stages
