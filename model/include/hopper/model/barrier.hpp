@@ -104,7 +104,8 @@ class barrier {
     if (s_.cta_exited(cta_))
       st_.fail(op, copy + " completes bytes on a barrier whose CTA " +
                        std::to_string(cta_) + " has exited");
-    if (!st_.valid()) st_.fail(op, copy + " completes bytes on a barrier that is not initialised");
+    if (!st_.valid())
+      st_.fail(op, copy + " completes bytes on a barrier that is not initialised (issuer " + s_.where(issuer) + ")");
     if (issued_at.of(init_task_) < async_fence_time_ || async_fence_time_ == 0)
       st_.fail(op, copy + " uses the barrier through the async proxy "
                        "but its mbarrier.init by " + s_.where(init_task_) +
@@ -199,6 +200,7 @@ class barrier {
   // Yield, then check what every use needs: a live CTA, an init ordered before this task.
   int enter(const char* op, bool use) {
     const int t = s_.current();
+    s_.note(op, name());
     s_.yield();
     if (!use) return t;
     if (s_.cta_exited(cta_))

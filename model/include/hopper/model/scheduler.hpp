@@ -199,6 +199,10 @@ class scheduler {
       trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, op,
                         object, detail});
   }
+  // Where the current task is, for a step-limit report (no trace event).
+  void note(const std::string& op, const std::string& object) {
+    if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
+  }
   const std::vector<trace_event>& trace() const { return trace_; }
 
   // Chrome trace JSON (chrome://tracing, Perfetto): one row per task, one per CTA's agents.
