@@ -19,14 +19,17 @@
 #include <cuda_bf16.h>
 #include <cstdint>
 
+#include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/cp_async_bulk.cuh"
+#include "hopper/ptx/cp_async_bulk_tensor.cuh"
 #include "hopper/ptx/fence.cuh"
 #include "hopper/ptx/mbarrier.cuh"
+#include "hopper/ptx/named_barrier.cuh"
+#include "hopper/ptx/setmaxnreg.cuh"
 #include "hopper/ptx/special_registers.cuh"
 #include "hopper/ptx/wgmma.cuh"
 #include "hopper/tensor_map.hpp"
 #include "kernels/gemm/gemm_config.hpp"
-#include "kernels/gemm/ptx_stopgap.cuh"
 #include "kernels/gemm/tile_scheduler.hpp"
 
 namespace hopper::gemm {
@@ -62,7 +65,7 @@ struct kernel_traits {
   static constexpr uint32_t OFF_BAR = OFF_EPI + CONSUMERS * 2 * EPI_BYTES;
   static constexpr uint32_t SMEM = OFF_BAR + 2 * 8 * STAGES + 1024;
   // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
-  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+  static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
   static_assert(BN == 128 || BN == 256, "BN is the n of wgmma.m64nNk16: 128 or 256");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
@@ -113,7 +116,7 @@ __device__ __forceinline__ void release_stage(uint64_t* empty_bar, int lane) {
     // .relaxed: the reads being released are complete once wgmma.wait_group returned, so there is
     // nothing to order; .release.cluster would cost a MEMBAR.GPU per stage in the main loop.
     hopper::ptx::mbarrier_arrive_shared_cluster<hopper::ptx::sem::relaxed, hopper::ptx::scope::cluster>(
-        hopper::gemm::ptx::mapa_shared_cluster(empty_bar, uint32_t(lane)));
+        hopper::ptx::mapa_shared_cluster(empty_bar, uint32_t(lane)));
   }
 }
 
@@ -136,7 +139,6 @@ __global__ void __launch_bounds__(384, 1)
                 const __grid_constant__ hopper::tensor_map tma_b,
                 const __grid_constant__ hopper::tensor_map tma_c, const kernel_params p) {
   using namespace hopper::ptx;
-  namespace sp = hopper::gemm::ptx;
   constexpr int STAGES = T::STAGES, CLUSTER = T::CLUSTER, BN = T::BN, BM = T::BM, BK = T::BK;
 
   extern __shared__ uint8_t smem_raw[];
@@ -162,21 +164,21 @@ __global__ void __launch_bounds__(384, 1)
       mbarrier_init(&empty[s], T::CONSUMERS * CLUSTER);
     }
     fence_mbarrier_init_release_cluster();
-    sp::prefetch_tensormap(tma_a.get());
-    sp::prefetch_tensormap(tma_b.get());
-    sp::prefetch_tensormap(tma_c.get());
+    prefetch_tensormap(tma_a);
+    prefetch_tensormap(tma_b);
+    prefetch_tensormap(tma_c);
   }
   // Nobody (no peer's multicast or remote arrive either) touches a barrier before it exists.
   if constexpr (CLUSTER > 1) {
-    sp::barrier_cluster_arrive_release();
-    sp::barrier_cluster_wait_acquire();
+    barrier_cluster_arrive_aligned();
+    barrier_cluster_wait_aligned();
   } else {
     __syncthreads();
   }
 
   if (wg == 0) {
     // ---------------- producer ----------------
-    sp::setmaxnreg_dec<T::PRODUCER_REGS>();
+    setmaxnreg_dec<T::PRODUCER_REGS>();
     if (wg_thread == 0) {
       detail::ring_pos pos;
       for (int t = cluster_id; t < p.sched.total(); t += clusters) {
@@ -189,35 +191,36 @@ __global__ void __launch_bounds__(384, 1)
           // barrier passes the first round at once because we wait for the opposite parity.
           detail::wait_parity<(CLUSTER > 1)>(&empty[pos.stage], pos.phase ^ 1u);
           mbarrier_arrive_expect_tx(&full[pos.stage], T::STAGE_BYTES);
+          uint64_t* bar = &full[pos.stage];
+          constexpr uint16_t all = uint16_t((1u << CLUSTER) - 1);  // multicast to every CTA
           uint8_t* a_dst = sA + pos.stage * T::A_BYTES;
           uint8_t* b_dst = sB + pos.stage * T::B_BYTES;
           const int k0 = kb * BK;
           if constexpr (!T::A_MN) {
-            sp::cp_async_bulk_tensor_2d_global_to_shared(a_dst, tma_a.get(), k0, m0, &full[pos.stage]);
+            cp_async_bulk_tensor_shared_cluster_global(a_dst, tma_a, bar, k0, m0);
           } else {
 #pragma unroll
             for (int j = 0; j < BM / 64; ++j)
-              sp::cp_async_bulk_tensor_2d_global_to_shared(a_dst + j * T::BOX_MN_BYTES, tma_a.get(),
-                                                           m0 + 64 * j, k0, &full[pos.stage]);
+              cp_async_bulk_tensor_shared_cluster_global(a_dst + j * T::BOX_MN_BYTES, tma_a, bar,
+                                                         m0 + 64 * j, k0);
           }
           if constexpr (!T::B_MN) {
             const int r0 = int(rank) * T::B_ROWS_PER_CTA;
             if constexpr (CLUSTER > 1)
-              sp::cp_async_bulk_tensor_2d_global_to_shared_multicast(
-                  b_dst + r0 * 128, tma_b.get(), k0, n0 + r0, &full[pos.stage], (1u << CLUSTER) - 1);
+              cp_async_bulk_tensor_shared_cluster_global_multicast(b_dst + r0 * 128, tma_b, bar, all, k0,
+                                                                   n0 + r0);
             else
-              sp::cp_async_bulk_tensor_2d_global_to_shared(b_dst, tma_b.get(), k0, n0, &full[pos.stage]);
+              cp_async_bulk_tensor_shared_cluster_global(b_dst, tma_b, bar, k0, n0);
           } else {
             constexpr int boxes = BN / 64 / CLUSTER;
 #pragma unroll
             for (int j = int(rank) * boxes; j < int(rank + 1) * boxes; ++j) {
               if constexpr (CLUSTER > 1)
-                sp::cp_async_bulk_tensor_2d_global_to_shared_multicast(
-                    b_dst + j * T::BOX_MN_BYTES, tma_b.get(), n0 + 64 * j, k0, &full[pos.stage],
-                    (1u << CLUSTER) - 1);
+                cp_async_bulk_tensor_shared_cluster_global_multicast(b_dst + j * T::BOX_MN_BYTES, tma_b, bar,
+                                                                     all, n0 + 64 * j, k0);
               else
-                sp::cp_async_bulk_tensor_2d_global_to_shared(b_dst + j * T::BOX_MN_BYTES, tma_b.get(),
-                                                             n0 + 64 * j, k0, &full[pos.stage]);
+                cp_async_bulk_tensor_shared_cluster_global(b_dst + j * T::BOX_MN_BYTES, tma_b, bar,
+                                                           n0 + 64 * j, k0);
             }
           }
           pos.advance<STAGES>();
@@ -227,7 +230,7 @@ __global__ void __launch_bounds__(384, 1)
     __syncwarp();
   } else {
     // ---------------- consumers ----------------
-    sp::setmaxnreg_inc<T::CONSUMER_REGS>();
+    setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // 0 or 1: rows [64w, 64w + 64) of the tile
     const int warp = wg_thread / 32, lane = wg_thread % 32;
     uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
@@ -282,7 +285,7 @@ __global__ void __launch_bounds__(384, 1)
           uint8_t* buf = epi + (epi_count & 1u) * T::EPI_BYTES;
           // The store issued two boxes ago read this buffer; it must be done reading.
           if (wg_thread == 0) cp_async_bulk_wait_group_read<1>();
-          sp::bar_sync(1 + w, 128);
+          bar_sync(1 + w, 128);
 #pragma unroll
           for (int j = 0; j < T::EPI_COLS / 8; ++j) {
             const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
@@ -294,9 +297,9 @@ __global__ void __launch_bounds__(384, 1)
           }
           // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
           fence_proxy_async_shared_cta();
-          sp::bar_sync(1 + w, 128);
+          bar_sync(1 + w, 128);
           if (wg_thread == 0) {
-            sp::cp_async_bulk_tensor_2d_shared_to_global(tma_c.get(), col0, row0, buf);
+            cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, row0);
             cp_async_bulk_commit_group();
           }
           ++epi_count;
@@ -308,9 +311,10 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   // A peer may still arrive on our empty barriers or multicast into us until it is done.
+  __syncwarp();  // .aligned: the whole warp arrives together
   if constexpr (CLUSTER > 1) {
-    sp::barrier_cluster_arrive_release();
-    sp::barrier_cluster_wait_acquire();
+    barrier_cluster_arrive_aligned();
+    barrier_cluster_wait_aligned();
   }
 }
 
