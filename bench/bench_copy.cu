@@ -197,8 +197,8 @@ void register_all() {
     benchmark::RegisterBenchmark(n.c_str(), fn)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   };
   // Sweep: 1-D broadly, then the most promising region for 2-D and the fused kernel.
-  for (uint32_t stages : {4u, 6u, 8u, 12u, 16u})
-    for (uint32_t kib : {8u, 16u, 24u, 32u, 48u})
+  for (uint32_t stages : {2u, 3u, 4u, 6u, 8u, 12u, 16u})
+    for (uint32_t kib : {8u, 16u, 24u, 32u, 48u, 64u, 96u})
       for (uint32_t bpsm : {1u, 2u, 3u, 4u})
         for (uint32_t lag : {0u, 1u, 2u}) {
           stream_copy_config c;
