@@ -5,6 +5,7 @@
 // the device it traps when HOPPER_DEBUG_WAITS is on and costs nothing otherwise.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
