@@ -1,0 +1,154 @@
+// Zero overhead of the tensor copies: each cp_async_bulk_tensor_* function compiles to exactly
+// its one TMA instruction of the right rank (UTMALDG / UTMASTG / UTMAPF .1D-.5D, .MULTICAST, the
+// cache-hint form with its descriptor), and the streaming copy kernels' loops are bulk copies
+// with no local-memory spills. Compiles a generated translation unit with nvcc and reads its SASS
+// with cuobjdump; skips, saying why, when either tool is missing.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+bool exists(const std::string& p) { return !p.empty() && std::ifstream(p).good(); }
+
+std::string find_tool(const char* env, const std::string& name, const std::vector<std::string>& extra) {
+  if (const char* e = std::getenv(env); e && exists(e)) return e;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string dir; std::getline(ss, dir, ':');)
+      if (!dir.empty() && exists(dir + "/" + name)) return dir + "/" + name;
+  }
+  for (const auto& p : extra)
+    if (exists(p)) return p;
+  return "";
+}
+
+std::string run(const std::string& cmd, int& rc) {
+  std::string out;
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return rc = -1, out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  rc = pclose(f);
+  return out;
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t c = 0;
+  for (size_t i = hay.find(needle); i != std::string::npos; i = hay.find(needle, i + 1)) ++c;
+  return c;
+}
+
+// One kernel per instruction form, so each function's SASS can be read alone.
+const char* kSource = R"(
+#include "hopper/ptx/cp_async_bulk_tensor.cuh"
+#include "kernels/stream_copy.cuh"
+using namespace hopper::ptx;
+#define SMEM __shared__ alignas(1024) char buf[2048]; __shared__ uint64_t bar;
+#define SMEM_NOBAR __shared__ alignas(1024) char buf[2048];
+extern "C" __global__ void ld1(const __grid_constant__ hopper::tensor_map m, int x) { SMEM cp_async_bulk_tensor_shared_cluster_global(buf, m, &bar, x); }
+extern "C" __global__ void ld2(const __grid_constant__ hopper::tensor_map m, int x) { SMEM cp_async_bulk_tensor_shared_cluster_global(buf, m, &bar, x, 1); }
+extern "C" __global__ void ld3(const __grid_constant__ hopper::tensor_map m, int x) { SMEM cp_async_bulk_tensor_shared_cluster_global(buf, m, &bar, x, 1, 2); }
+extern "C" __global__ void ld4(const __grid_constant__ hopper::tensor_map m, int x) { SMEM cp_async_bulk_tensor_shared_cluster_global(buf, m, &bar, x, 1, 2, 3); }
+extern "C" __global__ void ld5(const __grid_constant__ hopper::tensor_map m, int x) { SMEM cp_async_bulk_tensor_shared_cluster_global(buf, m, &bar, x, 1, 2, 3, 4); }
+extern "C" __global__ void ldh(const __grid_constant__ hopper::tensor_map m, int x, uint64_t p) { SMEM cp_async_bulk_tensor_shared_cluster_global_hint(buf, m, &bar, p, x, 1); }
+extern "C" __global__ void mc2(const __grid_constant__ hopper::tensor_map m, int x) { SMEM cp_async_bulk_tensor_shared_cluster_global_multicast(buf, m, &bar, 3, x, 1); }
+extern "C" __global__ void st3(const __grid_constant__ hopper::tensor_map m, int x) { SMEM_NOBAR cp_async_bulk_tensor_global_shared_cta(m, buf, x, 1, 2); }
+extern "C" __global__ void sth(const __grid_constant__ hopper::tensor_map m, int x, uint64_t p) { SMEM_NOBAR cp_async_bulk_tensor_global_shared_cta_hint(m, buf, p, x); }
+extern "C" __global__ void pf4(const __grid_constant__ hopper::tensor_map m, int x) { cp_async_bulk_prefetch_tensor_L2_global(m, x, 1, 2, 3); }
+extern "C" __global__ void pfm(const __grid_constant__ hopper::tensor_map m) { prefetch_tensormap(m); }
+void* instances[] = {(void*)&hopper::kernels::stream_copy_1d_kernel<8, 1>,
+                     (void*)&hopper::kernels::stream_copy_2d_kernel<8, 1>,
+                     (void*)&hopper::kernels::stream_axpb_bf16_kernel<8, 1>};
+)";
+
+struct sass {
+  std::string text, why_not, ptxas;
+};
+
+const sass& compiled() {
+  static const sass s = [] {
+    sass r;
+    const std::string nvcc = find_tool("NVCC", "nvcc", {"/usr/local/cuda/bin/nvcc"});
+    if (nvcc.empty()) return r.why_not = "nvcc not found (set NVCC or PATH)", r;
+    const std::string dir = nvcc.substr(0, nvcc.rfind('/'));
+    const std::string cuobjdump = find_tool(
+        "CUOBJDUMP", "cuobjdump",
+        {dir + "/cuobjdump", "/usr/local/cuda/bin/cuobjdump",
+         "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump"});
+    if (cuobjdump.empty()) return r.why_not = "cuobjdump not found (set CUOBJDUMP or PATH)", r;
+    const std::string src_dir = HOPPER_SOURCE_DIR, out = std::string(HOPPER_BINARY_DIR) + "/tensor_map_sass";
+    std::ofstream(out + ".cu") << kSource;
+    int rc = 0;
+    r.ptxas = run("\"" + nvcc + "\" -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I \"" +
+                      src_dir + "/include\" -I \"" + src_dir + "\" \"" + out + ".cu\" -o \"" + out + ".cubin\"",
+                  rc);
+    if (rc != 0) {
+      ADD_FAILURE() << "nvcc failed:\n" << r.ptxas;
+      return r;
+    }
+    r.text = run("\"" + cuobjdump + "\" --dump-sass \"" + out + ".cubin\"", rc);
+    if (rc != 0) ADD_FAILURE() << "cuobjdump failed:\n" << r.text, r.text.clear();
+    return r;
+  }();
+  return s;
+}
+
+// The SASS of one function (from its "Function : name" header to the next).
+std::string function_sass(const std::string& all, const std::string& name) {
+  const size_t at = all.find("Function : " + name + "\n");
+  if (at == std::string::npos) return "";
+  const size_t end = all.find("Function : ", at + 1);
+  return all.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+#define REQUIRE_SASS()                                 \
+  const sass& s = compiled();                          \
+  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;   \
+  ASSERT_FALSE(s.text.empty())
+
+TEST(TensorMapSass, EachLoadIsOneUtmaldgOfItsRank) {
+  REQUIRE_SASS();
+  const char* names[] = {"ld1", "ld2", "ld3", "ld4", "ld5"};
+  for (int r = 1; r <= 5; ++r) {
+    const std::string f = function_sass(s.text, names[r - 1]);
+    ASSERT_FALSE(f.empty()) << names[r - 1];
+    EXPECT_EQ(count(f, "UTMALDG"), 1u) << f;
+    EXPECT_EQ(count(f, "UTMALDG." + std::to_string(r) + "D "), 1u) << f;
+  }
+  const std::string h = function_sass(s.text, "ldh");
+  EXPECT_EQ(count(h, "UTMALDG.2D"), 1u) << h;
+  EXPECT_EQ(count(h, "desc["), 1u) << "the cache-hint form carries the policy descriptor:\n" << h;
+  const std::string m = function_sass(s.text, "mc2");
+  EXPECT_EQ(count(m, "UTMALDG.2D.MULTICAST"), 1u) << m;
+}
+
+TEST(TensorMapSass, StoresAndPrefetchesAreOneInstructionEach) {
+  REQUIRE_SASS();
+  EXPECT_EQ(count(function_sass(s.text, "st3"), "UTMASTG.3D "), 1u);
+  EXPECT_EQ(count(function_sass(s.text, "sth"), "UTMASTG.1D"), 1u);
+  EXPECT_EQ(count(function_sass(s.text, "sth"), "desc["), 1u);
+  EXPECT_EQ(count(function_sass(s.text, "pf4"), "UTMAPF.L2.4D"), 1u);
+  EXPECT_EQ(count(function_sass(s.text, "pfm"), "UTMACCTL.PF"), 1u);
+}
+
+TEST(TensorMapSass, StreamCopyKernelsAreBulkCopiesWithoutSpills) {
+  REQUIRE_SASS();
+  EXPECT_NE(s.ptxas.find("stream_copy_1d_kernel"), std::string::npos) << s.ptxas;
+  EXPECT_EQ(count(s.ptxas, "bytes spill stores"), count(s.ptxas, "0 bytes spill stores")) << s.ptxas;
+  const std::string k1 = function_sass(s.text, "_ZN6hopper7kernels21stream_copy_1d_kernelILi8ELi1EEEvPhPKhmj");
+  ASSERT_FALSE(k1.empty());
+  EXPECT_EQ(count(k1, "UBLKCP.S.G"), 1u) << "one bulk load in the producer loop";
+  EXPECT_EQ(count(k1, "UBLKCP.G.S"), 1u) << "one bulk store in the storer loop";
+  EXPECT_EQ(count(k1, "MEMBAR"), 0u) << "no memory barrier: ordering is the mbarriers' and the bulk groups'";
+  EXPECT_EQ(count(k1, "LDL") + count(k1, "STL"), 0u);
+  EXPECT_GE(count(s.text, "UTMALDG.2D"), 1u);
+  EXPECT_GE(count(s.text, "UTMASTG.2D"), 1u);
+}
+
+}  // namespace
