@@ -91,7 +91,7 @@ def main(argv):
     ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
     clock = meta.get("clock", "")
-    ax.set_xlabel("model steps" if "model" in clock else "time (us, %globaltimer)")
+    ax.set_xlabel("model scheduler steps" if "model" in clock else "time (us, %globaltimer)")
     if lo is not None:
         ax.set_xlim(lo, hi)
     ax.set_title(meta.get("title", a.trace), fontsize=9)

@@ -25,11 +25,17 @@
 
 #include "hopper/trace.cuh"
 
+// Host and device: the class is instantiated with a device backend (device code) and with the
+// model's backend (host code); each instantiation calls only its own side's functions, so the
+// host/device call check is turned off for these templates (nv_exec_check_disable).
 #if defined(__CUDACC__)
-#define HOPPER_PIPE_HD __host__ __device__ __forceinline__
+#define HOPPER_PIPE_EXEC_CHECK_OFF _Pragma("nv_exec_check_disable")
+#define HOPPER_PIPE_FN __host__ __device__ __forceinline__
 #else
-#define HOPPER_PIPE_HD inline
+#define HOPPER_PIPE_EXEC_CHECK_OFF
+#define HOPPER_PIPE_FN inline
 #endif
+#define HOPPER_PIPE_HD HOPPER_PIPE_EXEC_CHECK_OFF HOPPER_PIPE_FN
 
 namespace hopper {
 
@@ -134,8 +140,9 @@ class pipeline {
   }
 
   // The same with the bytes derived from the stage's tile types.
+  HOPPER_PIPE_EXEC_CHECK_OFF
   template <class... Tiles>
-  HOPPER_PIPE_HD void acquire(const state& s) {
+  HOPPER_PIPE_FN void acquire(const state& s) {
     static_assert(sizeof...(Tiles) > 0, "name the tile types the stage carries");
     static_assert(stage_bytes_of<Tiles...> % 16 == 0,
                   "a stage's bytes must be a multiple of 16 (cp.async.bulk size)");

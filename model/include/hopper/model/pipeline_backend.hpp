@@ -63,7 +63,7 @@ class pipeline_backend {
   void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) {
     if (!h_->timeline) return;
     trace::record r{};
-    r.time_ns = h_->w->steps();  // the scheduler's logical clock
+    r.time_ns = h_->w->steps() * 1000;  // the scheduler's step count, shown as 1 us per step
     r.cta = uint16_t(cta_);
     r.warp = uint8_t(warp_);
     r.kind = uint8_t(e);
