@@ -1,0 +1,132 @@
+// The hazard lab on the H200 (seed §7, §8, §9, §16, §19): every protected case must show zero
+// failures over many thousands of trials; every unprotected case is run as often and its
+// observed failure count is printed (SUMMARY hazard ...), never asserted: the hardware may not
+// show a hazard that the memory model allows. A planted fault (the checker expecting other data)
+// proves that each counter counts.
+#include <cstdio>
+
+#include "gpu_test.hpp"
+#include "kernels/hazard_lab.cuh"
+
+namespace {
+
+namespace hl = hopper::kernels::hazard_lab;
+using hl::hazard_case;
+
+constexpr int kRuns = 256;  // per block; 264 blocks -> 67584 trials per variant
+
+hl::config base(hazard_case c) {
+  hl::config k;
+  k.blocks = 264;
+  k.runs = kRuns;
+  k.tile_bytes = 4096;
+  k.seed = hopper_test::fresh_seed() ^ uint64_t(c) * 0x1000193ull;
+  if (c == hazard_case::war_refill_before_release) k.consumer_delay = 200;  // consumers "compute" on the stage
+  return k;
+}
+
+uint64_t expected_trials(hazard_case c, const hl::config& k) {
+  return uint64_t(c == hazard_case::raw_proxy_dsmem_copy ? k.blocks / 2 : k.blocks) * uint64_t(k.runs);
+}
+
+// Protected: zero failures. Unprotected: recorded. Planted: every trial failed.
+void lab(hazard_case c) {
+  std::printf("seed %llu (HOPPER_SEED to replay)\n", (unsigned long long)hopper_test::fresh_seed());
+  hl::config k = base(c);
+  hl::result with{}, without{}, planted{};
+
+  k.protect = true;
+  CUDA_OK(hl::run(c, k, &with));
+  EXPECT_EQ(with.trials, expected_trials(c, k));
+  EXPECT_EQ(with.failures, 0u) << hl::case_name(c) << " with its protection failed " << with.failures << " of "
+                               << with.trials << " trials";
+
+  k.protect = false;
+  CUDA_OK(hl::run(c, k, &without));
+  EXPECT_EQ(without.trials, expected_trials(c, k));
+  EXPECT_LE(without.failures, without.trials);
+  std::printf("SUMMARY hazard %s unprotected %llu/%llu protected %llu/%llu\n", hl::case_name(c),
+              (unsigned long long)without.failures, (unsigned long long)without.trials,
+              (unsigned long long)with.failures, (unsigned long long)with.trials);
+
+  k.protect = true;
+  k.plant_fault = true;
+  k.runs = 8;
+  CUDA_OK(hl::run(c, k, &planted));
+  EXPECT_EQ(planted.trials, expected_trials(c, k));
+  EXPECT_EQ(planted.failures, planted.trials) << "the checker of " << hl::case_name(c) << " missed a planted fault";
+}
+
+TEST(HazardLab, RawAcrossProxiesBulkStore) {
+  HOPPER_REQUIRE_SM90();
+  lab(hazard_case::raw_proxy_bulk_store);
+}
+
+TEST(HazardLab, RawAcrossProxiesDsmemBulkCopy) {
+  HOPPER_REQUIRE_SM90();
+  lab(hazard_case::raw_proxy_dsmem_copy);
+}
+
+TEST(HazardLab, WarRefillBeforeConsumersRelease) {
+  HOPPER_REQUIRE_SM90();
+  lab(hazard_case::war_refill_before_release);
+}
+
+TEST(HazardLab, WarBulkStoreSourceReusedBeforeWaitGroupRead) {
+  HOPPER_REQUIRE_SM90();
+  lab(hazard_case::war_store_source_reuse);
+}
+
+TEST(HazardLab, ReleaseAcquireThroughMbarrier) {
+  HOPPER_REQUIRE_SM90();
+  lab(hazard_case::release_acquire_mbarrier);
+}
+
+// The WAR refill window grows with the consumers' work per word: record the unprotected rate
+// for a few amounts of work, and that the protected run stays clean at each.
+TEST(HazardLab, WarRefillByConsumerWork) {
+  HOPPER_REQUIRE_SM90();
+  for (int delay : {0, 50, 1000}) {
+    hl::config k = base(hazard_case::war_refill_before_release);
+    k.runs = 64;
+    k.consumer_delay = delay;
+    hl::result with{}, without{};
+    k.protect = true;
+    CUDA_OK(hl::run(hazard_case::war_refill_before_release, k, &with));
+    EXPECT_EQ(with.failures, 0u) << "delay " << delay;
+    k.protect = false;
+    CUDA_OK(hl::run(hazard_case::war_refill_before_release, k, &without));
+    std::printf("SUMMARY hazard war_refill_before_release_delay%d unprotected %llu/%llu\n", delay,
+                (unsigned long long)without.failures, (unsigned long long)without.trials);
+  }
+}
+
+// Bad configurations are rejected before any launch, naming the value (no GPU needed).
+TEST(HazardLab, RejectsBadConfig) {
+  hl::result r{};
+  auto expect_reject = [&](hazard_case c, hl::config k, const char* word) {
+    try {
+      (void)hl::run(c, k, &r);
+      ADD_FAILURE() << "accepted: " << word;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  hl::config k;
+  k.blocks = 0;
+  expect_reject(hazard_case::raw_proxy_bulk_store, k, "blocks 0");
+  k = {};
+  k.blocks = 3;
+  expect_reject(hazard_case::raw_proxy_dsmem_copy, k, "blocks 3 is odd");
+  k = {};
+  k.tile_bytes = 24;
+  expect_reject(hazard_case::war_store_source_reuse, k, "tile_bytes 24");
+  k = {};
+  k.runs = 0;
+  expect_reject(hazard_case::release_acquire_mbarrier, k, "runs 0");
+  k = {};
+  k.consumer_delay = -1;
+  expect_reject(hazard_case::war_refill_before_release, k, "consumer_delay -1");
+}
+
+}  // namespace
