@@ -93,15 +93,17 @@ inline cudaError_t launch_pipeline_stream(const uint4* src, uint4* dst, uint32_t
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   pipeline_limits lim = query_limits(dev);
+  validate(cfg, lim);  // throws, naming the limit, before the device is asked anything else
   auto kernel = pipeline_stream_kernel<Stages, Traced>;
   const size_t dyn = size_t(cfg.stages) * cfg.stage_bytes;
   e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dyn));
   if (e != cudaSuccess) return e;
   if (cfg.cluster_size > 1) {
+    // What the driver can co-schedule for this kernel, block and shared memory.
     const uint32_t can = cluster_limit_for(kernel, cfg.block_warps * 32u, dyn);
     lim.max_cluster_size = can < lim.max_cluster_size ? can : lim.max_cluster_size;
+    validate(cfg, lim);
   }
-  validate(cfg, lim);  // throws, naming the limit, before anything is launched
 
   cudaLaunchConfig_t lc{};
   lc.gridDim = dim3(ctas, 1, 1);
