@@ -48,7 +48,7 @@ if [ "${HOPPER_TESTS:-.}" != "-" ]; then
     name=$(basename "$t")
     [[ $name =~ ${HOPPER_TESTS:-.} ]] || continue
     t0=$(date +%s)
-    timeout -k 10 240 "$t" --gtest_output="xml:$junit/$name.xml" >"$logs/$name.log" 2>&1
+    timeout -k 5 "${HOPPER_TEST_TIMEOUT:-240}" "$t" --gtest_output="xml:$junit/$name.xml" >"$logs/$name.log" 2>&1
     rc=$?
     p=$(grep -c "^\[       OK \]" "$logs/$name.log"); f=$(grep -c "^\[  FAILED  \].*ms)" "$logs/$name.log")
     s=$(grep -c "^\[  SKIPPED \].*ms)" "$logs/$name.log")
@@ -67,7 +67,7 @@ if [ "${HOPPER_BENCH:-.}" != "-" ]; then
     name=$(basename "$b")
     [[ $name =~ ${HOPPER_BENCH:-.} ]] || continue
     t0=$(date +%s)
-    (cd "$results" && timeout -k 10 400 "$b" --benchmark_out="$results/$name.json" \
+    (cd "$results" && timeout -k 5 "${HOPPER_BENCH_TIMEOUT:-400}" "$b" --benchmark_out="$results/$name.json" \
         --benchmark_out_format=json ${HOPPER_BENCH_ARGS:-}) >"$logs/$name.log" 2>&1
     say "bench $name: rc=$? $(( $(date +%s) - t0 )) s"
     grep -E "^(SUMMARY|RATIO)" "$logs/$name.log" | tee -a "$summary"
