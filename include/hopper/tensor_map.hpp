@@ -228,6 +228,13 @@ class tensor_map_builder {
              std::to_string(i + 1) + ") is not a non-zero multiple of " + std::to_string(smul));
       if (gs[i] >= (std::uint64_t(1) << 40))
         fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is not below 2^40");
+      // The driver's layout rule: each dimension's stride spans the whole dimension below it.
+      const std::uint64_t below = i == 0 ? dims_[0] * eb : gs[i - 1] * dims_[i];
+      if (gs[i] < below)
+        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is smaller than the " +
+             std::to_string(below) + " bytes of " +
+             (i == 0 ? "dims[0] x element size" : "strides[" + std::to_string(i - 1) + "] x dims[" + std::to_string(i) + "]") +
+             " (dimensions may not overlap)");
     }
     if (box_.size() != r)
       fail("box has " + std::to_string(box_.size()) + " entries; rank is " + std::to_string(r));
@@ -265,18 +272,22 @@ class tensor_map_builder {
     std::vector<cuuint64_t> gd(dims_.begin(), dims_.end());
     std::vector<cuuint64_t> gs;
     for (std::uint64_t s : global_strides()) gs.push_back(s);
+    // Rank 1 has no stride, but the driver still reads globalStrides[0] and applies the stride
+    // rules to it: pass the row rounded up to 16 bytes rather than a null array.
+    if (gs.empty()) gs.push_back((dims_[0] * element_bytes(type_) + 15) / 16 * 16);
     std::vector<cuuint32_t> bd(box_.begin(), box_.end());
     std::vector<cuuint32_t> es(rank(), 1u);
     for (std::size_t i = 0; i < estrides_.size(); ++i) es[i] = estrides_[i];
     tensor_map m{};
     const CUresult res = driver_encode_tiled()(
-        &m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.empty() ? nullptr : gs.data(),
+        &m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.data(),
         bd.data(), es.data(), static_cast<CUtensorMapInterleave>(interleave_),
         static_cast<CUtensorMapSwizzle>(swizzle_), static_cast<CUtensorMapL2promotion>(l2_),
         static_cast<CUtensorMapFloatOOBfill>(oob_));
     if (res != CUDA_SUCCESS)
       throw std::runtime_error("hopper::tensor_map: cuTensorMapEncodeTiled returned CUresult " +
-                               std::to_string(int(res)) + " for a map that passed validation");
+                               std::to_string(int(res)) + " (" + result_name(res) +
+                               ") for a map that passed validation: " + describe(gs, es));
     m.box_bytes_ = static_cast<std::uint32_t>(box_bytes());
     m.rank_ = rank();
     return m;
@@ -292,6 +303,39 @@ class tensor_map_builder {
     do { s.insert(s.begin(), d[v & 15]); v >>= 4; } while (v);
     return "0x" + s;
   }
+  static std::string result_name(CUresult r) {
+    switch (r) {
+      case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+      case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+      case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
+      case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+      case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
+      default: return "CUresult " + std::to_string(int(r));
+    }
+  }
+  template <class T>
+  static std::string list(const std::vector<T>& v) {
+    std::string s = "{";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "}";
+  }
+  static const char* l2_name(hopper::l2_promotion p) {
+    static const char* n[] = {"none", "b64", "b128", "b256"};
+    return static_cast<unsigned>(p) < 4 ? n[unsigned(p)] : "?";
+  }
+
+ public:
+  // Every parameter as it goes to the driver (strides and element strides as passed).
+  std::string describe(const std::vector<cuuint64_t>& gs, const std::vector<cuuint32_t>& es) const {
+    return std::string("type ") + element_name(type_) + ", rank " + std::to_string(rank()) + ", base " +
+           hex(reinterpret_cast<std::uintptr_t>(base_)) + ", dims " + list(dims_) + ", strides " +
+           list(std::vector<std::uint64_t>(gs.begin(), gs.end())) + ", box " + list(box_) +
+           ", element strides " + list(std::vector<std::uint32_t>(es.begin(), es.end())) + ", swizzle " +
+           sw_name() + ", interleave " + il_name() + ", l2 promotion " + l2_name(l2_) + ", oob fill " +
+           (oob_ == hopper::oob_fill::zeros ? "zeros" : "nan_request_zero_fma");
+  }
+
+ private:
   std::string sw_name() const {
     static const char* n[] = {"none", "b32", "b64", "b128"};
     return static_cast<unsigned>(swizzle_) < 4 ? n[unsigned(swizzle_)] : "?";

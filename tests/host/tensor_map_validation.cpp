@@ -111,6 +111,25 @@ TEST(TensorMapValidation, RejectsStridesNotAMultipleOf16) {
                 {"strides[1] = 136", "dim 2"});
 }
 
+// cuTensorMapEncodeTiled's layout rule: strides[0] >= dims[0] * element size and
+// strides[i] >= strides[i-1] * dims[i]; a padded stride is fine, an overlapping one is not.
+TEST(TensorMapValidation, RejectsStridesThatOverlapTheDimensionBelow) {
+  expect_reject(tensor_map::tiled(element::f32, kBase).dims({20, 6}).box({8, 2}).strides({64}),
+                {"strides[0] = 64", "80 bytes of dims[0] x element size"});
+  expect_reject(tensor_map::tiled(element::f32, kBase).dims({20, 6, 7}).box({8, 2, 2}).strides({96, 560}),
+                {"strides[1] = 560", "576 bytes of strides[0] x dims[1]"});
+  EXPECT_NO_THROW(tensor_map::tiled(element::f32, kBase).dims({20, 6, 7}).box({8, 2, 2}).strides({96, 576}).validate());
+  EXPECT_NO_THROW(tensor_map::tiled(element::bf16, kBase).dims({37, 50}).box({16, 8}).strides({96}).validate());
+}
+
+// Rank 1 has no strides: any length is valid, also one that is not a multiple of 16 bytes.
+TEST(TensorMapValidation, AcceptsRank1OfAnyLength) {
+  EXPECT_NO_THROW(tensor_map::tiled(element::u8, kBase).dims({1000}).box({64}).validate());
+  EXPECT_NO_THROW(tensor_map::tiled(element::bf16, kBase).dims({37}).box({8}).validate());
+  expect_reject(tensor_map::tiled(element::u8, kBase).dims({1000}).strides({1008}).box({64}),
+                {"strides has 1 entries", "rank 1 needs 0"});
+}
+
 TEST(TensorMapValidation, RejectsStridesOf2To40OrMore) {
   const std::uint64_t big = std::uint64_t(1) << 40;
   expect_reject(good2d().strides({big}), {"strides[0] = 1099511627776", "2^40"});
@@ -226,6 +245,9 @@ TEST(TensorMapEncode, EncodesValidMapsThroughTheDriver) {
   const tensor_map m5 = tensor_map::tiled(element::f32, p).dims({16, 4, 4, 4, 4}).box({4, 2, 2, 2, 2})
                             .l2_promotion(hopper::l2_promotion::b256).oob_fill(hopper::oob_fill::nan_request_zero_fma).build();
   EXPECT_EQ(m5.box_bytes(), 4u * 16u * 4u);
+  // Rank 1 of a length that is not a multiple of 16 bytes (the driver still reads a stride).
+  const tensor_map m1 = tensor_map::tiled(element::u8, p).dims({1000}).box({64}).build();
+  EXPECT_EQ(m1.box_bytes(), 64u);
   EXPECT_EQ(cudaFree(p), cudaSuccess);
 }
 
