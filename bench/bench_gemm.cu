@@ -90,7 +90,8 @@ cublasHandle_t cublas() {
 
 std::map<std::string, double> g_named_ratio;  // the seven named shapes
 
-void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named) {
+void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
+                 const hopper::gemm::config* forced = nullptr) {
   using hopper::gemm::problem;
   problem p;
   p.M = M, p.N = N, p.K = K;
@@ -106,7 +107,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
     fill_random<<<1024, 256>>>(A[s], a_n, 0x1234 + 2 * s, normal);
     fill_random<<<1024, 256>>>(B[s], b_n, 0x9876 + 2 * s, normal);
     BENCH_CUDA(cudaGetLastError());
-    plans.push_back(std::make_unique<hopper::gemm::plan>(p, A[s], B[s], C[s]));
+    plans.push_back(std::make_unique<hopper::gemm::plan>(p, A[s], B[s], C[s], forced));
   }
   BENCH_CUDA(cudaDeviceSynchronize());
   const float alpha = 1.f, beta = 0.f;
@@ -166,17 +167,22 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["cublas_ms_max"] = sc.max_ms;
   state.counters["tile_n"] = plans[0]->cfg().bn;
   state.counters["cluster"] = plans[0]->cfg().cluster;
+  state.counters["splits"] = plans[0]->cfg().splits;
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
   state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " +
                  clock_before + " -> " + clock_after + (named ? "; named" : ""));
-  std::printf("RATIO gemm %lldx%lldx%lld%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
+  const auto& cf = plans[0]->cfg();
+  const std::string tag = forced ? "_bn" + std::to_string(cf.bn) + "c" + std::to_string(cf.cluster) + "s" +
+                                       std::to_string(cf.splits)
+                                 : "";
+  std::printf("RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
               "sm clock %s -> %s MHz)\n",
-              (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", ratio, ours_tflops, cublas_tflops,
+              (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", tag.c_str(), ratio, ours_tflops, cublas_tflops,
               tf / so.max_ms, tf / so.min_ms, tf / sc.max_ms, tf / sc.min_ms, clock_before.c_str(),
               clock_after.c_str());
   std::fflush(stdout);
-  if (named)
+  if (named && !forced)
     g_named_ratio[std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K)] = ratio;
   BENCH_CUDA(cudaEventDestroy(e0));
   BENCH_CUDA(cudaEventDestroy(e1));
@@ -205,6 +211,25 @@ void register_all() {
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
+  }
+  // HOPPER_GEMM_SWEEP=1: also every configuration on the few-tile shapes, to calibrate the tile rule.
+  if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1') {
+    const shape few[] = {{128, 8192, 8192, false}, {1024, 1024, 1024, false}, {2048, 2048, 2048, false},
+                         {3072, 3072, 3072, false}, {8192, 8192, 1024, false}};
+    for (const shape& s : few)
+      for (int bn : {256, 128})
+        for (int splits : {1, 2, 4}) {
+          hopper::gemm::config c;
+          c.bn = bn;
+          c.stages = bn == 256 ? 4 : 6;
+          c.cluster = s.M > 128 ? 2 : 1;
+          c.splits = splits;
+          const std::string name = "gemm_cfg/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
+                                   std::to_string(s.K) + "/bn" + std::to_string(bn) + "_s" + std::to_string(splits);
+          benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
+            bench_shape(st, s.M, s.N, s.K, true, false, &c);
+          })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+        }
   }
   benchmark::RegisterBenchmark("gemm/8192x8192x8192_uniform",
                                [](benchmark::State& st) { bench_shape(st, 8192, 8192, 8192, false, false); })

@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -54,7 +55,7 @@ cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, con
     }
     resident = n;
   }
-  const int clusters = std::min(resident, kp.sched.total());
+  const int clusters = std::min(resident, kp.sched.total() * kp.splits);
   cfg.gridDim = dim3(clusters * T::CLUSTER);
   if (grid_out) *grid_out = clusters * T::CLUSTER;
   return cudaLaunchKernelEx(&cfg, kern, a, b, c, kp);
@@ -100,6 +101,10 @@ class plan {
                    std::to_string(cfg_.bk) + ", stages " + std::to_string(cfg_.stages) + ", cluster " +
                    std::to_string(cfg_.cluster) + ", group_m " + std::to_string(cfg_.group_m) +
                    " is not instantiated (128 x 256 x 64 / 4 stages or 128 x 128 x 64 / 6 stages, cluster 1 or 2)");
+    const int64_t k_blocks = detail::ceil_div(p.K, cfg_.bk);
+    if (cfg_.splits < 1 || cfg_.splits > 4 || cfg_.splits > k_blocks)
+      detail::fail("config splits = " + std::to_string(cfg_.splits) + " must be 1..4 and at most the " +
+                   std::to_string(k_blocks) + " k-blocks of K = " + std::to_string(p.K));
     const auto u = [](int64_t v) { return uint64_t(v); };
     const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
     // A: K-major boxes are 64 (K) x 128 (M); MN-major boxes 64 (M) x 64 (K), two per tile.
@@ -128,9 +133,28 @@ class plan {
     kp_.sched.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster));
     kp_.sched.tiles_n = int(detail::ceil_div(p.N, cfg_.bn));
     kp_.sched.group = cfg_.group_m;
+    kp_.splits = cfg_.splits;
+    kp_.partial = nullptr;
+    kp_.counters = nullptr;
+    if (cfg_.splits > 1) {
+      // One fp32 partial per split of every CTA tile, and one counter per consumer warpgroup of
+      // every CTA tile (zeroed here; the kernel leaves them zero).
+      const size_t cta_tiles = size_t(kp_.sched.total()) * size_t(cfg_.cluster);
+      const size_t partial_bytes = cta_tiles * size_t(cfg_.splits) * size_t(cfg_.bm) * size_t(cfg_.bn) * 4;
+      const size_t counter_bytes = cta_tiles * 2 * sizeof(int);
+      void* w = nullptr;
+      detail::cuda_check(cudaMalloc(&w, partial_bytes + counter_bytes), "cudaMalloc(split-K workspace)");
+      workspace_ = std::shared_ptr<void>(w, [](void* q) { cudaFree(q); });
+      detail::cuda_check(cudaMemset(static_cast<char*>(w) + partial_bytes, 0, counter_bytes),
+                         "cudaMemset(split-K counters)");
+      detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      kp_.partial = static_cast<float4*>(w);
+      kp_.counters = reinterpret_cast<int*>(static_cast<char*>(w) + partial_bytes);
+    }
   }
 
   // Launches the GEMM on `stream`; returns the launch error (asynchronous errors appear later).
+  // With split-K (cfg().splits > 1) the plan's workspace is reused: one run of a plan at a time.
   cudaError_t run(cudaStream_t stream = 0) const {
     const bool a_mn = p_.a_major == major::mn, b_mn = p_.b_major == major::mn;
     if (p_.out == out_type::bf16)
@@ -149,6 +173,7 @@ class plan {
   mutable int grid_ = 0;
   hopper::tensor_map a_{}, b_{}, c_{};
   kernel_params kp_{};
+  std::shared_ptr<void> workspace_;  // split-K partials and counters (shared by copies of the plan)
 };
 
 }  // namespace hopper::gemm

@@ -34,11 +34,20 @@
 
 namespace hopper::gemm {
 
-// What the kernel needs at run time besides the three tensor maps.
+// What the kernel needs at run time besides the three tensor maps. Work unit u (u = cluster_id,
+// cluster_id + clusters, ...) is split u % splits of cluster tile u / splits: the splits of one tile
+// are adjacent, so they run at the same time on different clusters. With splits > 1 each
+// consumer warpgroup leaves its fp32 partial in `partial` and the last of a tile's splits to
+// arrive on its counter sums them all (in split order: the result does not depend on who is last)
+// and stores the tile.
 struct kernel_params {
   int M, N, K;
   tile_scheduler sched;
+  int splits;         // 1..4
+  float4* partial;    // splits > 1: [cta tile][warpgroup][split][ACC / 4][128 threads] float4
+  int* counters;      // splits > 1: [cta tile][warpgroup], zero between launches
 };
+
 
 template <int BN_, int STAGES_, int CLUSTER_, class OutT_, bool A_MN_, bool B_MN_>
 struct kernel_traits {
@@ -131,6 +140,53 @@ __device__ __forceinline__ void store_pair(uint8_t* dst, float lo, float hi) {
   }
 }
 
+// Split-K fixup for one consumer warpgroup (128 threads, named barrier 1 + w) of CTA tile `tile`:
+// stores its fp32 partial (each thread its ACC floats as float4s, thread-interleaved so that every
+// float4 step is one coalesced 2 KiB write), then thread 0 counts the arrival. The warpgroup that
+// completes the count reads every split's partial back, in split order 0, 1, ..., into acc,
+// resets the counter for the next launch and returns true (it stores the tile); the others
+// return false. Ordering is the classic fence / barrier / atomic handshake on the generic proxy:
+// each thread's fence.sc.gpu (__threadfence) after its stores, the named barrier, then thread 0's
+// atomic; the reader's atomic, barrier, __threadfence, then L2 loads (ld.global.cg: no stale L1).
+template <int ACC>
+__device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_params& p, int tile, int w,
+                                              int split, int wg_thread, int* flag) {
+  constexpr int Q = ACC / 4;  // float4 per thread
+  const int S = p.splits;
+  float4* slots = p.partial + size_t(tile * 2 + w) * S * Q * 128 + wg_thread;
+  float4* mine = slots + size_t(split) * Q * 128;
+#pragma unroll
+  for (int q = 0; q < Q; ++q)
+    __stcg(mine + q * 128, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+  __threadfence();
+  hopper::ptx::bar_sync(1 + w, 128);
+  int* counter = p.counters + tile * 2 + w;
+  if (wg_thread == 0) *flag = atomicAdd(counter, 1) == S - 1;
+  hopper::ptx::bar_sync(1 + w, 128);
+  const bool last = *flag != 0;
+  // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
+  if (!last) return false;
+  __threadfence();
+  if (wg_thread == 0) *counter = 0;  // every split of this tile has arrived: ready for next launch
+  // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers.
+#pragma unroll
+  for (int q0 = 0; q0 < Q; q0 += 8) {
+    for (int s = 0; s < S; ++s) {
+      const float4* src = slots + size_t(s) * Q * 128;
+#pragma unroll
+      for (int q = q0; q < q0 + 8 && q < Q; ++q) {
+        const float4 v = __ldcg(src + q * 128);
+        if (s == 0) {
+          acc[4 * q] = v.x, acc[4 * q + 1] = v.y, acc[4 * q + 2] = v.z, acc[4 * q + 3] = v.w;
+        } else {
+          acc[4 * q] += v.x, acc[4 * q + 1] += v.y, acc[4 * q + 2] += v.z, acc[4 * q + 3] += v.w;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace detail
 
 template <class T>
@@ -155,6 +211,7 @@ __global__ void __launch_bounds__(384, 1)
   const int cluster_id = blockIdx.x / CLUSTER;
   const int clusters = gridDim.x / CLUSTER;
   const int k_blocks = (p.K + BK - 1) / BK;
+  const int units = p.sched.total() * p.splits;
 
   // Barriers (seed §12): full expects the producer's one arrive.expect_tx plus the bytes; empty
   // expects one release per consumer warpgroup of every CTA the stage's bytes come from.
@@ -181,12 +238,13 @@ __global__ void __launch_bounds__(384, 1)
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (wg_thread == 0) {
       detail::ring_pos pos;
-      for (int t = cluster_id; t < p.sched.total(); t += clusters) {
+      for (int u = cluster_id; u < units; u += clusters) {
         int crow, col;
-        p.sched.coords(t, crow, col);
+        p.sched.coords(u / p.splits, crow, col);
         const int m0 = (crow * CLUSTER + int(rank)) * BM;
         const int n0 = col * BN;
-        for (int kb = 0; kb < k_blocks; ++kb) {
+        const k_range kr = split_k_range(k_blocks, p.splits, u % p.splits);
+        for (int kb = kr.begin; kb < kr.end; ++kb) {
           // Wait until every consumer that reads this stage released it (WAR, seed §16); a fresh
           // barrier passes the first round at once because we wait for the opposite parity.
           detail::wait_parity<(CLUSTER > 1)>(&empty[pos.stage], pos.phase ^ 1u);
@@ -235,19 +293,23 @@ __global__ void __launch_bounds__(384, 1)
     const int warp = wg_thread / 32, lane = wg_thread % 32;
     uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
     uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
+    // One word per warpgroup: thread 0's "this split is the last" broadcast to its warpgroup.
+    __shared__ int last_flag[T::CONSUMERS];
     // Where this warpgroup's release of a stage goes: lane r of warp 0 arrives for CTA r.
     const bool releaser = warp == 0 && lane < CLUSTER;
     float acc[T::ACC];
     detail::ring_pos pos;
 
-    for (int t = cluster_id; t < p.sched.total(); t += clusters) {
+    for (int u = cluster_id; u < units; u += clusters) {
+      const int ct = u / p.splits, split = u % p.splits;
       int crow, col;
-      p.sched.coords(t, crow, col);
+      p.sched.coords(ct, crow, col);
       const int m0 = (crow * CLUSTER + int(rank)) * BM;
       const int n0 = col * BN;
+      const k_range kr = split_k_range(k_blocks, p.splits, split);
 
       uint32_t prev_stage = 0;
-      for (int kb = 0; kb < k_blocks; ++kb) {
+      for (int kb = kr.begin; kb < kr.end; ++kb) {
         detail::wait_parity<false>(&full[pos.stage], pos.phase);  // RAW guard: bytes landed
         const uint32_t a_base = smem_addr(sA + pos.stage * T::A_BYTES) +
                                 (T::A_MN ? w * T::BOX_MN_BYTES : w * T::WG_M * 128);
@@ -261,12 +323,12 @@ __global__ void __launch_bounds__(384, 1)
           const uint64_t db = T::B_MN ? make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
                                       : make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
           wgmma_m64nNk16_f32_bf16_bf16<BN, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(
-              acc, da, db, kb > 0 || kk > 0);
+              acc, da, db, kb > kr.begin || kk > 0);
         }
         wgmma_commit_group();
         // One group stays in flight; the one before it has finished reading its stage.
         wgmma_wait_group<1>();
-        if (kb > 0 && releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+        if (kb > kr.begin && releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
         prev_stage = pos.stage;
         pos.advance<STAGES>();
       }
@@ -276,6 +338,10 @@ __global__ void __launch_bounds__(384, 1)
 
       // ---- epilogue: registers -> swizzled shared box -> TMA store (seed §19) ----
       const int row0 = m0 + w * T::WG_M;
+      // Split-K: all splits leave their partial; only the last to arrive goes on to store.
+      if (row0 < p.M && p.splits > 1 &&
+          !detail::split_k_fixup<T::ACC>(acc, p, ct * CLUSTER + int(rank), w, split, wg_thread, last_flag + w))
+        continue;
       if (row0 < p.M) {
         const int r_lo = warp * 16 + lane / 4;  // rows r_lo and r_lo + 8 of the 64
 #pragma unroll

@@ -35,4 +35,13 @@ struct tile_scheduler {
   }
 };
 
+// Split-K: the k-blocks [begin, end) of split s of `splits` over `k_blocks`, balanced and never
+// empty when splits <= k_blocks; the splits of a tile cover [0, k_blocks) exactly once.
+struct k_range {
+  int begin, end;
+};
+HOPPER_GEMM_HD k_range split_k_range(int k_blocks, int splits, int s) {
+  return {int(int64_t(s) * k_blocks / splits), int(int64_t(s + 1) * k_blocks / splits)};
+}
+
 }  // namespace hopper::gemm

@@ -175,12 +175,23 @@ problem make(int64_t M, int64_t N, int64_t K, major a = major::k, major b = majo
   return p;
 }
 
-config forced(int bn, int cluster) {
+config forced(int bn, int cluster, int splits = 1) {
   config c;
   c.bn = bn;
   c.stages = bn == 256 ? 4 : 6;
   c.cluster = cluster;
+  c.splits = splits;
   return c;
+}
+
+// Odd extents with leading dimensions padded to the next multiple of 8 elements (16-byte row
+// pitch, what TMA needs), so the edge handling is tested rather than the validator.
+problem padded(problem p) {
+  const auto up8 = [](int64_t v) { return (v + 7) / 8 * 8; };
+  p.lda = up8(p.a_major == major::k ? p.K : p.M);
+  p.ldb = up8(p.b_major == major::k ? p.K : p.N);
+  p.ldc = up8(p.N);
+  return p;
 }
 
 // Runs the GEMM (twice, re-poisoning: a second launch must not depend on leftovers) and compares.
@@ -201,7 +212,7 @@ void check(const problem& p, dist dd, const config* cfg, bool use_cublas, uint64
     ASSERT_TRUE(close(download(d), ref, p))
         << "M x N x K = " << p.M << " x " << p.N << " x " << p.K << ", A " << name(p.a_major) << ", B "
         << name(p.b_major) << ", out " << name(p.out) << ", tile 128 x " << g.cfg().bn << ", cluster "
-        << g.cfg().cluster << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
+        << g.cfg().cluster << ", splits " << g.cfg().splits << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
   }
 }
 
@@ -250,7 +261,7 @@ TEST(GemmEdges, OddShapesEveryConfig) {
       for (const auto& s : shapes) {
         config c = forced(bn, cl);
         SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster " << cl);
-        check(make(s[0], s[1], s[2]), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+        check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
         ++salt;
         if (HasFatalFailure()) return;
       }
@@ -286,6 +297,41 @@ TEST(GemmEdges, LeadingDimensionsLargerThanExtents) {
   check(p, dist::normal, nullptr, false, 400);
 }
 
+// ---- split-K: partials in the workspace, the last split of a tile sums them ---------------------
+
+TEST(GemmSplitK, EverySplitCountAndConfig) {
+  HOPPER_REQUIRE_SM90();
+  // Ragged k-ranges (K not a multiple of splits x 64), edge tiles, rows beyond M in a cluster pair.
+  const int64_t shapes[][3] = {{128, 256, 64 * 9}, {300, 520, 1000}, {200, 136, 456}};
+  int salt = 900;
+  for (int bn : {128, 256})
+    for (int cl : {1, 2})
+      for (int splits : {2, 3, 4})
+        for (const auto& s : shapes) {
+          config c = forced(bn, cl, splits);
+          SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster "
+                                            << cl << " splits " << splits);
+          check(make(s[0], s[1], s[2]), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+          ++salt;
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST(GemmSplitK, MoreUnitsThanClustersAndLayouts) {  // persistent loop over split units; counters reset
+  HOPPER_REQUIRE_SM90();
+  config c = forced(128, 2, 3);
+  check(make(2048, 1024, 1536), dist::normal, &c, false, 950);  // 16 x 8 tiles x 3 splits = 384 units
+  c = forced(256, 2, 2);
+  check(make(520, 264, 600, major::mn, major::mn), dist::uniform, &c, false, 951);
+  check(make(264, 320, 200, major::k, major::mn, out_type::f32), dist::normal, &c, false, 952);
+}
+
+TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
+  HOPPER_REQUIRE_SM90();
+  check(make(1024, 1024, 1024), dist::normal, nullptr, true, 960);
+  check(make(128, 4096, 8192), dist::uniform, nullptr, true, 961);
+}
+
 // ---- layouts and output type -------------------------------------------------------------------
 
 TEST(GemmLayouts, EveryMajorCombination) {
@@ -304,7 +350,7 @@ TEST(GemmLayouts, EveryMajorCombination) {
 TEST(GemmLayouts, MnMajor128Tiles) {
   HOPPER_REQUIRE_SM90();
   config c = forced(128, 2);
-  check(make(300, 200, 136, major::mn, major::mn), dist::uniform, &c, false, 600);
+  check(padded(make(300, 200, 136, major::mn, major::mn)), dist::uniform, &c, false, 600);
 }
 
 TEST(GemmOutput, Float32Output) {
@@ -314,7 +360,7 @@ TEST(GemmOutput, Float32Output) {
     check(make(300, 520, 264, major::k, major::k, out_type::f32), dist::normal, &c, false, 700 + bn);
     if (HasFatalFailure()) return;
   }
-  check(make(100, 136, 64, major::mn, major::k, out_type::f32), dist::uniform, nullptr, false, 701);
+  check(padded(make(100, 136, 64, major::mn, major::k, out_type::f32)), dist::uniform, nullptr, false, 701);
 }
 
 // ---- large shapes against cuBLAS ------------------------------------------------------------------
@@ -351,7 +397,11 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   EXPECT_THROW(hopper::gemm::plan(make(64, 60, 64), b16, b16, b16), std::invalid_argument);  // N % 8
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 64), b16 + 1, b16, b16), std::invalid_argument);
   EXPECT_THROW(hopper::gemm::plan(make(0, 64, 64), b16, b16, b16), std::invalid_argument);
-  config bad = forced(192, 1);
+  config bad = forced(96, 1);
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 64), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(128, 1, 5);  // splits 1..4
+  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 1024), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(128, 1, 3);  // more splits than the 2 k-blocks of K = 128
+  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 128), b16, b16, b16, &bad), std::invalid_argument);
   CUDA_OK(cudaFree(buf));
 }

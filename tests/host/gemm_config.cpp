@@ -82,6 +82,19 @@ TEST(GemmConfig, RuleAndBudget) {
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster, 1);  // a single M tile: nobody to share B with
+  EXPECT_EQ(c.splits, 2);   // 64 tiles for 132 SMs: two k-halves each fill the machine
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
+           {8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048}, {16384, 16384, 4096}, {8192, 8192, 1024},
+           {4096, 14336, 4096}}) {
+    c = choose_config(make(m, n, k), sms);  // enough tiles: 128 x 256, no split
+    EXPECT_EQ(c.bn, 256) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
+  }
+  c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 128 x 128: split in two
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.splits, 2);
+  c = choose_config(make(256, 512, 56), sms);  // one k-block: nothing to split
+  EXPECT_EQ(c.splits, 1);
   c = choose_config(make(1, 8, 8), sms);
   EXPECT_EQ(c.cluster, 1);
   for (int bn : {128, 256}) {
@@ -113,6 +126,30 @@ TEST(GemmTileScheduler, EveryTileOnceForAnyClusterCount) {
       EXPECT_EQ(int(seen.size()), rows * cols) << rows << " x " << cols << ", " << clusters << " clusters";
     }
   }
+}
+
+TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
+  for (int k_blocks : {1, 2, 3, 4, 5, 7, 8, 9, 16, 127, 128, 129})
+    for (int splits = 1; splits <= 4 && splits <= k_blocks; ++splits) {
+      int next = 0;
+      for (int s = 0; s < splits; ++s) {
+        const k_range r = split_k_range(k_blocks, splits, s);
+        EXPECT_EQ(r.begin, next) << k_blocks << " k-blocks, split " << s << " of " << splits;
+        EXPECT_GT(r.end, r.begin) << k_blocks << " k-blocks, split " << s << " of " << splits;
+        EXPECT_LE(r.end - r.begin, (k_blocks + splits - 1) / splits);
+        next = r.end;
+      }
+      EXPECT_EQ(next, k_blocks);
+    }
+}
+
+TEST(GemmConfig, EstimateCountsRoundsOfWorkUnits) {
+  config c;  // 128 x 256, cluster 2: 66 clusters on 132 SMs
+  problem p = make(3072, 3072, 3072);  // 12 x 12 = 144 cluster tiles: 3 rounds
+  EXPECT_EQ(estimate(p, c, 132).rounds, 3);
+  c.splits = 2;  // 288 units: 5 rounds of half the k-blocks
+  EXPECT_EQ(estimate(p, c, 132).rounds, 5);
+  EXPECT_LT(estimate(p, c, 132).per_unit, 48);
 }
 
 TEST(GemmTileScheduler, GroupsSweepColumnsWithinAGroupOfRows) {
