@@ -111,12 +111,6 @@ stream_outcome run_once(const host_case& c, bool keep_timeline = false) {
     for (int s = 0; s < S; ++s) {
       st[b].full[s] = &w.make_barrier("full[" + std::to_string(s) + "]", int(b));
       st[b].empty[s] = &w.make_barrier("empty[" + std::to_string(s) + "]", int(b));
-      // With multicast a consumer arrives on a peer's empty barrier again one round later. It
-      // cannot be counted on the old phase: its wait on its own full barrier needed the peer
-      // producer's slice, issued only after that phase completed. The model does not carry the
-      // issuer's clock through the copy engine's complete_tx, so it cannot see this order; its
-      // repeated-arrival check is turned off for these barriers only (counts and hazards stay).
-      if (mc) st[b].empty[s]->allow_repeated_arrivals();
     }
     host.storage.push_back(&st[b].full[0]);
     stage_buf[b] = &w.make_shared("stages", S, c.stage_bytes, int(b), slice);

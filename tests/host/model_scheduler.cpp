@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <sstream>
+#include <vector>
 
 #include "hopper/model/model.hpp"
 
@@ -260,6 +262,167 @@ TEST(ModelTrace, ChromeTraceHasTasksAndEvents) {
   EXPECT_NE(js.str().find("\"traceEvents\""), std::string::npos);
   EXPECT_NE(js.str().find("mbarrier.arrive"), std::string::npos);
   EXPECT_NE(js.str().find("\"solo\""), std::string::npos);
+}
+
+// The copy engine's complete_tx carries its issuer's clock at issue, in execution order: a
+// producer in CTA 1 waits until its empty barrier's phase k-1 is over, then copies round k into
+// CTA 0, whose consumer arms its own full barrier, waits for the bytes and arrives (remotely) on
+// the empty barrier again. Only the copy orders that arrival after phase k-1: with
+// `producer_waits` it is clean under every seed; without (the producer
+// copies every round at once into its own stage), the consumer's repeated arrival is reported.
+program copy_relay(bool producer_waits) {
+  return [producer_waits](world& w) {
+    constexpr int R = 3;
+    buffer& g = w.make_global("g", 16 * R);
+    buffer& s = w.make_shared("s", R, 16, 0);
+    std::vector<barrier*> full;
+    for (int k = 0; k < R; ++k) full.push_back(&w.make_barrier("full[" + std::to_string(k) + "]", 0));
+    barrier& empty = w.make_barrier("empty", 1);
+    named_barrier& cluster = w.make_named_barrier("barrier.cluster", 2);
+    w.spawn("producer", [&w, &g, &s, &empty, &cluster, full, producer_waits] {
+      empty.init(1);
+      w.fence_mbarrier_init();
+      cluster.sync();
+      for (int k = 0; k < R; ++k) {
+        if (producer_waits && k > 0) empty.wait_phase(uint64_t(k - 1));
+        w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k)), g, size_t(16 * k), 16, *full[size_t(k)]);
+      }
+      for (int k = producer_waits ? R - 1 : 0; k < R; ++k) empty.wait_phase(uint64_t(k));  // drain: CTA 1 lives on
+    }, 1);
+    w.spawn("consumer", [&w, &s, &empty, &cluster, full] {
+      for (barrier* f : full) f->init(1);
+      w.fence_mbarrier_init();
+      cluster.sync();
+      for (int k = 0; k < R; ++k) {
+        full[size_t(k)]->arrive_expect_tx(16);
+        full[size_t(k)]->wait(0);
+        (void)s.load<uint32_t>(s.stage_offset(size_t(k)) / 4);
+        empty.arrive();  // remote: CTA 1's barrier
+      }
+    }, 0);
+  };
+}
+
+TEST(ModelOrder, CopyCompletionCarriesTheIssuersPhasesToARepeatedArrival) {
+  const exploration seeds = explore_seeds(copy_relay(true), 1, 3000);
+  EXPECT_TRUE(seeds.clean()) << seeds.summary();
+
+  const exploration bad = explore_seeds(copy_relay(false), 1, 200);
+  EXPECT_EQ(bad.failures, bad.runs) << bad.summary();
+  ASSERT_FALSE(bad.failed.empty());
+  EXPECT_EQ(bad.failed[0].kind, error_kind::undefined_behavior) << bad.failed[0].message;
+  EXPECT_NE(bad.failed[0].message.find("arrives again before observing the completion of phase"), std::string::npos)
+      << bad.failed[0].message;
+}
+
+// ... but no memory ordering of the issuer's earlier accesses (PTX ISA: the implicit complete-tx
+// does not transitively order the issuing thread's prior instructions): a generic store by the
+// producer before the copy is not visible to the consumer that waited for the copy, unless the
+// producer also releases it (here: its own arrive.expect_tx on the consumer's full barrier).
+program store_then_copy(bool producer_arms) {
+  return [producer_arms](world& w) {
+    buffer& g = w.make_global("g", 16);
+    buffer& note = w.make_global("note", 16);
+    buffer& s = w.make_shared("s", 1, 16, 0);
+    barrier& full = w.make_barrier("full", 0);
+    named_barrier& cluster = w.make_named_barrier("barrier.cluster", 2);
+    w.spawn("producer", [&w, &g, &s, &full, &note, &cluster, producer_arms] {
+      cluster.sync();
+      note.store<int>(0, 42);
+      if (producer_arms) full.arrive_expect_tx(16);  // release: the store is published
+      w.cp_async_bulk_shared_global(s, 0, g, 0, 16, full);
+      cluster.sync();
+    }, 1);
+    w.spawn("consumer", [&w, &s, &full, &note, &cluster, producer_arms] {
+      full.init(1);
+      w.fence_mbarrier_init();
+      cluster.sync();
+      if (!producer_arms) full.arrive_expect_tx(16);
+      full.wait(0);
+      (void)s.load<int>(0);
+      if (note.load<int>(0) != 42) throw model_error(error_kind::raw_hazard, "the note is not there");
+      cluster.sync();
+    }, 0);
+  };
+}
+
+TEST(ModelOrder, CopyCompletionOrdersNoMemoryOfItsIssuer) {
+  const exploration bad = explore_seeds(store_then_copy(false), 1, 200);
+  EXPECT_EQ(bad.failures, bad.runs) << bad.summary();
+  ASSERT_FALSE(bad.failed.empty());
+  EXPECT_EQ(bad.failed[0].kind, error_kind::raw_hazard) << bad.failed[0].message;
+  EXPECT_NE(bad.failed[0].message.find("'note'"), std::string::npos) << bad.failed[0].message;
+  const exploration good = explore_seeds(store_then_copy(true), 1, 1000);
+  EXPECT_TRUE(good.clean()) << good.summary();
+}
+
+// explore_all makes a spurious try_wait failure a choice point where the program calls try_wait:
+// a program that takes "false" to mean "not complete yet, so the other parity" deadlocks on that
+// branch only. The wait loops' own polls are no choice points, and the number of spurious
+// failures per run is bounded (run_options::explore_spurious_failures), so the tree is finite.
+TEST(ModelScheduler, ExhaustiveExplorationFailsTryWaitSpuriously) {
+  program misread = [](world& w) {
+    barrier& b = w.make_barrier("b");
+    w.spawn("t", [&b] {
+      b.init(1);
+      b.arrive();
+      if (!b.try_wait(0)) b.wait(1);  // bug: false does not mean phase 0 is pending
+    });
+  };
+  const exploration e = explore_all(misread, 100);
+  EXPECT_TRUE(e.complete);
+  EXPECT_EQ(e.runs, 2u);
+  EXPECT_EQ(e.failures, 1u) << e.summary();
+  ASSERT_FALSE(e.failed.empty());
+  EXPECT_EQ(e.failed[0].kind, error_kind::deadlock) << e.failed[0].message;
+  run_options none;
+  none.explore_spurious_failures = 0;
+  EXPECT_TRUE(explore_all(misread, 100, none).clean());
+  run_options never;
+  never.spurious_fail_percent = 0;
+  EXPECT_TRUE(explore_all(misread, 100, never).clean());
+
+  program polls = [](world& w) {
+    barrier& b = w.make_barrier("b");
+    w.spawn("t", [&b] {
+      b.init(1);
+      b.arrive();
+      while (!b.try_wait(0)) {
+      }
+    });
+  };
+  for (unsigned k = 0; k <= 3; ++k) {  // k spurious failures allowed: k + 1 runs, all clean
+    run_options o;
+    o.explore_spurious_failures = k;
+    const exploration p = explore_all(polls, 100, o);
+    EXPECT_TRUE(p.complete && p.clean()) << p.summary();
+    EXPECT_EQ(p.runs, k + 1) << "budget " << k;
+  }
+}
+
+TEST(ModelScheduler, ExhaustiveWaitLoopsAreNoSpuriousChoicePoints) {
+  program p = [](world& w) {
+    barrier& b = w.make_barrier("b");
+    named_barrier& start = w.make_named_barrier("start", 2);
+    w.spawn("a", [&] {
+      b.init(1);
+      start.sync();
+      b.arrive();
+    });
+    w.spawn("z", [&] {
+      start.sync();
+      b.wait(0);
+      b.wait_phase(0);
+    });
+  };
+  run_options none;
+  none.explore_spurious_failures = 0;
+  run_options many;
+  many.explore_spurious_failures = 5;
+  const exploration a = explore_all(p, 10000, none), z = explore_all(p, 10000, many);
+  EXPECT_TRUE(a.complete && z.complete);
+  EXPECT_TRUE(a.clean() && z.clean()) << z.summary();
+  EXPECT_EQ(a.runs, z.runs);
 }
 
 // CI stress: thousands of seeds of a 3-stage, 2-consumer pipeline in a few seconds.

@@ -98,6 +98,11 @@ class barrier {
 
   // What the copy engine does when the bytes of a bulk copy issued by `issuer` land: complete_tx
   // on this barrier. Returns the phase the bytes were counted on (their visibility, seed §11).
+  // `issued_at` is the issuer's clock when it issued the copy: the completion comes after the
+  // issue, so the phase it completes carries, in execution order, every phase the issuer knew to
+  // be over (a multicast carries the same clock to every target). It carries no memory ordering
+  // of the issuer's earlier accesses (PTX ISA: the implicit complete-tx is ordered only with the
+  // copy's own memory operations); see clock.hpp.
   uint64_t complete_tx_from_async(uint32_t bytes, int issuer, const hb_clock& issued_at,
                                   const std::string& copy) {
     const char* op = "mbarrier.complete_tx (copy engine)";
@@ -112,7 +117,10 @@ class barrier {
                        " was not followed by that task's fence.mbarrier_init (or fence.proxy.async) "
                        "ordered before the copy" + fence_by_other_note());
     const uint64_t phase = st_.phase();
-    changing(op, [&] { st_.complete_tx(bytes); });
+    changing(op, [&] {
+      st_.complete_tx(bytes);
+      current_.join_execution_order(issued_at);  // after the state check: a rejected op leaves nothing
+    });
     s_.record(op, name(), copy + ", " + std::to_string(bytes) + " bytes");
     return phase;
   }
@@ -125,17 +133,13 @@ class barrier {
     return r;
   }
   // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.1):
-  // may return false although the phase completed (driven by the seed).
-  bool try_wait(uint32_t parity) {
-    const int t = enter("mbarrier.try_wait.parity", true);
-    bool r = st_.test_wait_parity(parity);
-    if (r && s_.spurious()) r = false;
-    if (r) acquire(t);
-    return r;
-  }
+  // may return false although the phase completed (drawn from the seed in a random run; a
+  // choice point, succeed or fail, while exploring every interleaving).
+  bool try_wait(uint32_t parity) { return poll(parity, true); }
   // The loop every kernel writes around try_wait.parity (seed §13.1, §15): blocks the task.
+  // Its own polls fail spuriously only in random runs (exploring them would never end).
   void wait(uint32_t parity) {
-    while (!try_wait(parity)) {
+    while (!poll(parity, false)) {
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
                      [this, parity] { return "parity " + std::to_string(parity) + " of " + describe(); });
@@ -161,7 +165,7 @@ class barrier {
     enter("mbarrier.try_wait.parity", false);
     st_.check_wait_phase(k);
     const uint32_t parity = uint32_t(k & 1);
-    while (!try_wait(parity)) {
+    while (!poll(parity, false)) {
       st_.check_wait_phase(k);
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
@@ -197,6 +201,16 @@ class barrier {
            ", which did not initialise it: the fence orders only the issuing thread's inits)";
   }
 
+  // try_wait.parity: `program_call` when the program itself called try_wait (then a spurious
+  // failure is also a choice point of an exhaustive exploration).
+  bool poll(uint32_t parity, bool program_call) {
+    const int t = enter("mbarrier.try_wait.parity", true);
+    bool r = st_.test_wait_parity(parity);
+    if (r && s_.spurious(program_call)) r = false;
+    if (r) acquire(t);
+    return r;
+  }
+
   // Yield, then check what every use needs: a live CTA, an init ordered before this task.
   int enter(const char* op, bool use) {
     const int t = s_.current();
@@ -219,7 +233,7 @@ class barrier {
   template <class F>
   mbarrier_token counted(int t, const char* op, sem m, F&& f) {
     auto it = last_arrive_.find(t);
-    if (!repeat_ok_ && it != last_arrive_.end() && s_.clock(t).phases(id_) <= it->second)
+    if (!repeat_ok_ && it != last_arrive_.end() && s_.clock(t).phases_over(id_) <= it->second)
       st_.fail(op, s_.where(t) + " arrives again before observing the completion of phase " +
                        std::to_string(it->second) +
                        ", on which it arrived last: this arrival may be counted on that phase "

@@ -2,6 +2,14 @@
 // phases known to have completed. A task learns both through synchronisation (a successful
 // wait joins the clock released into the completed phase; a named barrier joins its
 // participants), so "task R may see write w" is a comparison, whatever the interleaving.
+//
+// A second, weaker kind of knowledge: phases known to have completed in execution order only.
+// The copy engine's complete_tx is ordered after the issue of its copy, which is after whatever
+// the issuer had observed, but it orders no memory of the issuer (PTX ISA, asynchronous
+// operations: the implicit complete-tx "does not transitively establish ordering with respect to
+// prior instructions from the issuing thread"). A task that waits on that phase therefore learns
+// the issuer's completed phases as `observed`: enough to know that an arrival of its own cannot
+// land on one of them any more, never enough to read what they published.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -13,24 +21,40 @@ namespace hopper::model {
 struct hb_clock {
   std::vector<uint64_t> task;          // task[t]: the latest event of task t ordered before
   std::map<int, uint64_t> completed;   // completed[b]: phases of barrier b known complete
+  std::map<int, uint64_t> observed;    // observed[b]: ... known complete in execution order only
 
   uint64_t of(int t) const { return size_t(t) < task.size() ? task[size_t(t)] : 0; }
-  uint64_t phases(int b) const {
-    auto it = completed.find(b);
-    return it == completed.end() ? 0 : it->second;
-  }
+  // Phases of b known complete with memory ordering (what a read may rely on).
+  uint64_t phases(int b) const { return get(completed, b); }
+  // Phases of b known to be over, by memory ordering or by execution order alone (what an
+  // arrival may rely on: it cannot be counted on a phase that is over).
+  uint64_t phases_over(int b) const { return std::max(get(completed, b), get(observed, b)); }
   void tick(int t) {
     if (task.size() <= size_t(t)) task.resize(size_t(t) + 1, 0);
     ++task[size_t(t)];
   }
-  void learn(int b, uint64_t phases_done) {
-    uint64_t& p = completed[b];
-    p = std::max(p, phases_done);
-  }
+  void learn(int b, uint64_t phases_done) { raise(completed, b, phases_done); }
   void join(const hb_clock& o) {
     if (task.size() < o.task.size()) task.resize(o.task.size(), 0);
     for (size_t i = 0; i < o.task.size(); ++i) task[i] = std::max(task[i], o.task[i]);
     for (const auto& [b, p] : o.completed) learn(b, p);
+    for (const auto& [b, p] : o.observed) raise(observed, b, p);
+  }
+  // An execution-order edge from `o` (the copy engine's complete_tx after its issue): every
+  // phase o knows to be over becomes observed; no task time, no memory ordering.
+  void join_execution_order(const hb_clock& o) {
+    for (const auto& [b, p] : o.completed) raise(observed, b, p);
+    for (const auto& [b, p] : o.observed) raise(observed, b, p);
+  }
+
+ private:
+  static uint64_t get(const std::map<int, uint64_t>& m, int b) {
+    auto it = m.find(b);
+    return it == m.end() ? 0 : it->second;
+  }
+  static void raise(std::map<int, uint64_t>& m, int b, uint64_t p) {
+    uint64_t& v = m[b];
+    v = std::max(v, p);
   }
 };
 

@@ -1,6 +1,8 @@
 // Running a program under many schedules: a range of seeds (random interleavings, spurious
 // try_wait failures), or every interleaving of a small program (stateless model checking:
-// replay a prefix of choices, then take the next unexplored alternative).
+// replay a prefix of choices, then take the next unexplored alternative; a program's own
+// try_wait on a completed phase is also a choice, succeed or fail spuriously, a bounded number
+// of times per run: run_options::explore_spurious_failures).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -38,6 +38,10 @@ struct run_options {
   uint64_t seed = 1;                   // drives every choice of a random run
   uint64_t step_limit = 1000000;       // scheduler picks before a step_limit report
   unsigned spurious_fail_percent = 20; // try_wait returns false this often even when complete
+  // While exploring every interleaving: at most this many spurious try_wait failures per run,
+  // each a choice point at a try_wait the program calls itself (0: none; also none when
+  // spurious_fail_percent is 0). Bounded so that a polling loop keeps the tree finite.
+  unsigned explore_spurious_failures = 1;
   bool trace = false;                  // keep every event (for Chrome trace JSON)
   size_t stack_bytes = 256 * 1024;     // each task's stack
 };
@@ -179,11 +183,18 @@ class scheduler {
     return k;
   }
 
-  // try_wait may return false although the phase completed (PTX ISA: a time limit); driven by
-  // the seed, never while exploring every interleaving (that would make the tree infinite).
-  bool spurious() {
-    if (exhaustive_ || opt_.spurious_fail_percent == 0) return false;
-    return next_random() % 100 < opt_.spurious_fail_percent;
+  // try_wait may return false although the phase completed (PTX ISA: a time limit). In a
+  // random run, drawn from the seed. While exploring every interleaving, a choice point (0:
+  // succeed, 1: fail) only where the program itself calls try_wait (`choice_point`), and only
+  // while the run has used fewer than explore_spurious_failures; the wait loops' own polls
+  // never fail there (a failure that is retried at once would make the tree infinite).
+  bool spurious(bool choice_point) {
+    if (opt_.spurious_fail_percent == 0) return false;
+    if (!exhaustive_) return next_random() % 100 < opt_.spurious_fail_percent;
+    if (!choice_point || spurious_used_ >= opt_.explore_spurious_failures) return false;
+    const bool fail = choose(2) == 1;
+    spurious_used_ += fail;
+    return fail;
   }
 
   void set_exhaustive(std::vector<size_t> prefix) {
@@ -377,6 +388,7 @@ class scheduler {
   std::exception_ptr error_;
   std::vector<size_t> replay_;
   size_t pos_ = 0;
+  unsigned spurious_used_ = 0;  // spurious failures chosen in this exhaustive run
   std::vector<std::pair<size_t, size_t>> made_;
   std::vector<trace_event> trace_;
 };
