@@ -3,12 +3,13 @@
 // 512 MiB (10x the L2), warm-up, then runs of ours and of memcpy interleaved one by one, each
 // between its own pair of CUDA events; the median of each. Bandwidth counts bytes read + written.
 //
-// Order: first a sweep of stages x stage bytes x blocks per SM x store lag at 1 GiB (1-D, then a
-// subset for 2-D and for the fused kernel), then every size from 1 MiB to 8 GiB for each variant
+// Order: first a sweep at 1 GiB (pipeline shapes x store lag for 1-D, then L2 prefetch distance x
+// L2 eviction priority x chunk order on a few shapes for each variant), then every size from 1 MiB to 8 GiB for each variant
 // with the default configuration and with the best configuration the sweep found.
 //
 // Prints:  RATIO copy <variant> <size> <ours/memcpy> ours=<GB/s> memcpy=<GB/s>
-//          SWEEP copy <variant> stages=.. stage_bytes=.. blocks_per_sm=.. store_lag=.. [warps=..] <ratio>
+//          SWEEP copy <variant> stages=.. stage_bytes=.. blocks_per_sm=.. store_lag=.. prefetch=..
+//                    load_evict=.. store_evict=.. order=.. [warps=..] <ratio>
 //          SUMMARY copy <variant> min_ratio_256MiB_up=<x> (and the tuned configuration)
 #include <benchmark/benchmark.h>
 #include <cuda_bf16.h>
@@ -26,6 +27,8 @@
 
 namespace {
 
+using hopper::kernels::chunk_order;
+using hopper::kernels::l2_evict;
 using hopper::kernels::stream_copy_config;
 
 #define BENCH_CUDA(x)                                                                         \
@@ -127,10 +130,22 @@ launcher make_launcher(variant v, const stream_copy_config& c) {
   }
 }
 
+const char* evict_name(l2_evict e) {
+  switch (e) {
+    case l2_evict::first: return "first";
+    case l2_evict::normal: return "normal";
+    case l2_evict::last: return "last";
+    default: return "none";
+  }
+}
+
 std::string cfg_str(const stream_copy_config& c, variant v) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "stages=%u stage_bytes=%u blocks_per_sm=%u store_lag=%u", c.stages, c.stage_bytes,
-                c.blocks_per_sm, c.store_lag);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "stages=%u stage_bytes=%u blocks_per_sm=%u store_lag=%u prefetch=%u load_evict=%s store_evict=%s "
+                "order=%s",
+                c.stages, c.stage_bytes, c.blocks_per_sm, c.store_lag, c.prefetch_chunks, evict_name(c.load_policy),
+                evict_name(c.store_policy), c.order == chunk_order::contiguous ? "contiguous" : "interleaved");
   std::string s = buf;
   if (v == variant::axpb) s += " warps=" + std::to_string(c.transform_warps);
   return s;
@@ -165,6 +180,10 @@ void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
   st.counters["blocks_per_sm"] = c.blocks_per_sm;
   st.counters["store_lag"] = c.store_lag;
   st.counters["transform_warps"] = c.transform_warps;
+  st.counters["prefetch_chunks"] = c.prefetch_chunks;
+  st.counters["load_evict"] = double(static_cast<unsigned>(c.load_policy));
+  st.counters["store_evict"] = double(static_cast<unsigned>(c.store_policy));
+  st.counters["contiguous"] = c.order == chunk_order::contiguous ? 1 : 0;
   st.SetLabel(cfg_str(c, v));
   std::printf("SWEEP copy %s %s %.4f\n", name(v), cfg_str(c, v).c_str(), r.ratio());
   auto it = g_best.find(v);
@@ -172,7 +191,8 @@ void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
 }
 
 void size_one(benchmark::State& st, variant v, size_t bytes, bool tuned) {
-  const stream_copy_config c = tuned && g_best.count(v) ? g_best[v].first : stream_copy_config{};
+  const stream_copy_config dflt = v == variant::d1 ? hopper::kernels::stream_copy_1d_default() : stream_copy_config{};
+  const stream_copy_config c = tuned && g_best.count(v) ? g_best[v].first : dflt;
   const std::string series = std::string(name(v)) + (tuned ? "_tuned" : "");
   result r{};
   for (auto _ : st) {
@@ -196,28 +216,49 @@ void register_all() {
   auto reg = [](const std::string& n, auto fn) {
     benchmark::RegisterBenchmark(n.c_str(), fn)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   };
-  // Sweep: 1-D broadly, then the most promising region for 2-D and the fused kernel.
-  for (uint32_t stages : {2u, 3u, 4u, 6u, 8u, 12u, 16u})
-    for (uint32_t kib : {8u, 16u, 24u, 32u, 48u, 64u, 96u})
-      for (uint32_t bpsm : {1u, 2u, 3u, 4u})
-        for (uint32_t lag : {0u, 1u, 2u}) {
-          stream_copy_config c;
-          c.stages = stages, c.stage_bytes = kib * 1024, c.blocks_per_sm = bpsm, c.store_lag = lag;
-          if (!fits(c, variant::d1)) continue;
-          for (variant v : {variant::d1, variant::d2}) {
-            if (v == variant::d2 && lag == 2) continue;  // 2-D: a smaller grid of the same knobs
-            reg("sweep/" + std::string(name(v)) + "/" + cfg_str(c, v), [v, c](benchmark::State& s) { sweep_one(s, v, c); });
+  // Sweep at 1 GiB. Run 1 showed the pipeline shape alone moves the ratio only between 0.90 and
+  // 0.93, so the shapes are a compact set around its best points, and the other knobs (L2
+  // prefetch distance, L2 eviction priority of loads and stores, chunk order) are crossed with a
+  // few shapes.
+  struct shape { uint32_t stages, kib, bpsm; };
+  auto make = [](shape sh, uint32_t lag, uint32_t prefetch, l2_evict ld, l2_evict stv, chunk_order o) {
+    stream_copy_config c;
+    c.stages = sh.stages, c.stage_bytes = sh.kib * 1024, c.blocks_per_sm = sh.bpsm, c.store_lag = lag;
+    c.prefetch_chunks = prefetch, c.load_policy = ld, c.store_policy = stv, c.order = o;
+    return c;
+  };
+  auto add = [&](variant v, const stream_copy_config& c) {
+    if (!fits(c, v)) return;
+    reg("sweep/" + std::string(name(v)) + "/" + cfg_str(c, v), [v, c](benchmark::State& s) { sweep_one(s, v, c); });
+  };
+  const l2_evict none = l2_evict::none, first = l2_evict::first;
+  const chunk_order inter = chunk_order::interleaved, contig = chunk_order::contiguous;
+  const shape shapes[] = {{2, 96, 1}, {3, 64, 1}, {4, 48, 1}, {8, 24, 1}, {6, 32, 1},
+                          {12, 16, 1}, {4, 24, 2}, {2, 48, 2}, {4, 16, 3}, {2, 24, 4}};
+  for (shape sh : shapes)
+    for (uint32_t lag : {0u, 1u, 2u}) add(variant::d1, make(sh, lag, 0, none, none, inter));
+  const shape knob_shapes[] = {{2, 96, 1}, {4, 48, 1}, {8, 24, 1}, {4, 24, 2}};
+  for (shape sh : knob_shapes)
+    for (uint32_t pf : {0u, 2u, 4u, 8u, 16u})
+      for (l2_evict ld : {none, first})
+        for (l2_evict stv : {none, first})
+          for (chunk_order o : {inter, contig}) {
+            if (pf == 0 && ld == none && stv == none && o == inter) continue;  // in the shape sweep
+            add(variant::d1, make(sh, 1, pf, ld, stv, o));
           }
-        }
-  for (uint32_t stages : {4u, 6u, 8u})
-    for (uint32_t kib : {16u, 24u, 32u})
-      for (uint32_t bpsm : {1u, 2u})
-        for (uint32_t warps : {2u, 4u, 8u}) {
-          stream_copy_config c;
-          c.stages = stages, c.stage_bytes = kib * 1024, c.blocks_per_sm = bpsm, c.store_lag = 1, c.transform_warps = warps;
-          if (!fits(c, variant::axpb)) continue;
-          reg("sweep/axpb_bf16/" + cfg_str(c, variant::axpb), [c](benchmark::State& s) { sweep_one(s, variant::axpb, c); });
-        }
+  for (shape sh : {shape{2, 96, 1}, shape{4, 48, 1}, shape{8, 24, 1}})
+    for (uint32_t pf : {0u, 4u})
+      for (l2_evict pol : {none, first})
+        for (chunk_order o : {inter, contig}) add(variant::d2, make(sh, 1, pf, pol, pol, o));
+  for (shape sh : {shape{4, 32, 1}, shape{6, 24, 1}, shape{8, 24, 1}, shape{4, 16, 2}})
+    for (uint32_t warps : {4u, 8u})
+      for (uint32_t pf : {0u, 4u})
+        for (l2_evict pol : {none, first})
+          for (chunk_order o : {inter, contig}) {
+            stream_copy_config c = make(sh, 1, pf, pol, pol, o);
+            c.transform_warps = warps;
+            add(variant::axpb, c);
+          }
   const size_t sizes[] = {1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB, 4096 * MiB, 8192 * MiB};
   for (bool tuned : {false, true})
     for (variant v : {variant::d1, variant::d2, variant::axpb})

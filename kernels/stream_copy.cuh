@@ -31,11 +31,20 @@
 #include "hopper/pipeline_backend_device.cuh"
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
+#include "hopper/ptx/createpolicy.cuh"
 #include "hopper/ptx/fence.cuh"
 #include "hopper/ptx/mbarrier.cuh"
 #include "hopper/tensor_map.hpp"
 
 namespace hopper::kernels {
+
+// Which chunks a CTA copies: chunk c goes to CTA c % grid (neighbouring CTAs work on neighbouring
+// chunks at the same time), or each CTA takes one contiguous run of chunks.
+enum class chunk_order : uint8_t { interleaved, contiguous };
+
+// L2 eviction priority given to a copy's accesses (.L2::cache_hint with createpolicy.fractional);
+// none issues the plain instruction.
+enum class l2_evict : uint8_t { none, first, normal, last };
 
 // The knobs of a streaming copy; the benchmark sweeps them.
 struct stream_copy_config {
@@ -44,7 +53,33 @@ struct stream_copy_config {
   uint32_t blocks_per_sm = 1;      // CTAs per SM of the persistent grid
   uint32_t store_lag = 1;          // stores still reading shared memory before a release: 0, 1, 2
   uint32_t transform_warps = 4;    // fused only: warps that compute y = a*x + b (1..16)
+  uint32_t prefetch_chunks = 0;    // cp.async.bulk.prefetch.L2 of the CTA's chunk this many ahead (0: none)
+  l2_evict load_policy = l2_evict::none;   // L2 priority of the bulk loads
+  l2_evict store_policy = l2_evict::none;  // L2 priority of the bulk stores
+  chunk_order order = chunk_order::interleaved;
 };
+
+// The 1-D copy's default, the best of the H200 sweep (docs/copy.md): 8 x 24 KiB, one CTA per SM,
+// an L2 prefetch two chunks ahead and evict_first on loads and stores. The 2-D and fused kernels
+// measured best with stream_copy_config{} (no prefetch, no hint).
+inline stream_copy_config stream_copy_1d_default() {
+  stream_copy_config c;
+  c.prefetch_chunks = 2;
+  c.load_policy = l2_evict::first;
+  c.store_policy = l2_evict::first;
+  return c;
+}
+
+// The runtime knobs the kernels read (the shape knobs are template or launch parameters).
+struct stream_knobs {
+  uint32_t prefetch_chunks;
+  l2_evict load_policy, store_policy;
+  chunk_order order;
+};
+
+inline stream_knobs knobs_of(const stream_copy_config& c) {
+  return {c.prefetch_chunks, c.load_policy, c.store_policy, c.order};
+}
 
 // Row of the 2-D view: 256 x 4-byte elements, so one box is {256, stage_bytes / 1024}; the
 // 227 KiB shared-memory limit keeps a stage below the 256-row box limit.
@@ -87,6 +122,43 @@ __device__ __forceinline__ void finish_stores(copy_pipe<Stages>& pipe, typename 
   if (lane == 0) ptx::cp_async_bulk_wait_group<0>();
 }
 
+// The chunks of this CTA: first, first + step, ... below end.
+struct chunk_range {
+  uint64_t first, end, step;
+};
+
+__device__ __forceinline__ chunk_range cta_chunks(uint64_t chunks, chunk_order order) {
+  if (order == chunk_order::interleaved) return {blockIdx.x, chunks, gridDim.x};
+  const uint64_t per = chunks / gridDim.x, extra = chunks % gridDim.x, b = blockIdx.x;
+  const uint64_t first = b * per + (b < extra ? b : extra);
+  return {first, first + per + (b < extra ? 1u : 0u), 1};
+}
+
+// The createpolicy for a priority (none never reaches here: the caller issues the plain form).
+__device__ __forceinline__ uint64_t l2_policy(l2_evict e) {
+  switch (e) {
+    case l2_evict::first: return ptx::createpolicy_fractional_L2_evict_first();
+    case l2_evict::last: return ptx::createpolicy_fractional_L2_evict_last();
+    default: return ptx::createpolicy_fractional_L2_evict_normal();
+  }
+}
+
+// One bulk load of a chunk, with or without a cache hint.
+__device__ __forceinline__ void load_chunk(void* stage, const void* src, uint32_t n, uint64_t* bar, bool hint,
+                                           uint64_t policy) {
+  if (hint)
+    ptx::cp_async_bulk_shared_cluster_global(stage, src, n, bar, policy);
+  else
+    ptx::cp_async_bulk_shared_cluster_global(stage, src, n, bar);
+}
+
+__device__ __forceinline__ void store_chunk(void* dst, const void* stage, uint32_t n, bool hint, uint64_t policy) {
+  if (hint)
+    ptx::cp_async_bulk_global_shared_cta(dst, stage, n, policy);
+  else
+    ptx::cp_async_bulk_global_shared_cta(dst, stage, n);
+}
+
 __device__ __forceinline__ uint32_t chunk_bytes(uint64_t off, uint64_t total, uint32_t stage_bytes) {
   const uint64_t left = total - off;
   return left < stage_bytes ? uint32_t(left) : stage_bytes;
@@ -110,7 +182,7 @@ __device__ __forceinline__ uint32_t axpb2(uint32_t packed, float a, float b) {
 
 template <int Stages, int Lag>
 __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
-                                                            uint64_t bytes, uint32_t stage_bytes) {
+                                                            uint64_t bytes, uint32_t stage_bytes, stream_knobs k) {
   using pipe_t = detail::copy_pipe<Stages>;
   __shared__ typename pipe_t::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
@@ -119,30 +191,40 @@ __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict_
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint64_t bulk = bytes & ~uint64_t(15);
   const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
+      const bool hint = k.load_policy != l2_evict::none;
+      const uint64_t policy = hint ? detail::l2_policy(k.load_policy) : 0;
+      const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
       auto s = pipe.producer_start();
-      for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+      for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
+        // Issued before the wait for a free stage: DRAM reads run ahead of what shared memory holds.
+        if (ahead != 0 && c + ahead < cr.end) {
+          const uint64_t pf = (c + ahead) * stage_bytes;
+          ptx::cp_async_bulk_prefetch_L2_global(src + pf, detail::chunk_bytes(pf, bulk, stage_bytes));
+        }
         const uint64_t off = c * stage_bytes;
         const uint32_t n = detail::chunk_bytes(off, bulk, stage_bytes);
         pipe.acquire(s, n);
-        ptx::cp_async_bulk_shared_cluster_global(stage_mem + size_t(s.index()) * stage_bytes, src + off, n,
-                                                 &pipe.full(s));
+        detail::load_chunk(stage_mem + size_t(s.index()) * stage_bytes, src + off, n, &pipe.full(s), hint, policy);
       }
       pipe.drain(s);
     } else if (blockIdx.x == 0) {
       for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last < 16 bytes
     }
   } else {
+    const bool hint = k.store_policy != l2_evict::none;
+    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(k.store_policy) : 0;
     auto s = pipe.consumer_start();
     auto r = s;
-    for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
       pipe.wait(s);
       const uint64_t off = c * stage_bytes;
       const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
       detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
-        ptx::cp_async_bulk_global_shared_cta(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes));
+        detail::store_chunk(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
       });
     }
     detail::finish_stores<Stages>(pipe, s, r, lane);
@@ -158,7 +240,8 @@ template <int Stages, int Lag>
 __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constant__ tensor_map dst_map,
                                                             const __grid_constant__ tensor_map src_map,
                                                             uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
-                                                            uint64_t bytes, uint32_t rows, uint32_t box_rows) {
+                                                            uint64_t bytes, uint32_t rows, uint32_t box_rows,
+                                                            stream_knobs k) {
   using pipe_t = detail::copy_pipe<Stages>;
   __shared__ typename pipe_t::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
@@ -167,6 +250,7 @@ __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constan
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint32_t chunks = (rows + box_rows - 1) / box_rows;
   const uint32_t stage_bytes = box_rows * stream_copy_2d_row_bytes;
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
@@ -174,11 +258,20 @@ __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constan
         ptx::prefetch_tensormap(src_map);
         ptx::prefetch_tensormap(dst_map);
       }
+      const bool hint = k.load_policy != l2_evict::none;
+      const uint64_t policy = hint ? detail::l2_policy(k.load_policy) : 0;
+      const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
       auto s = pipe.producer_start();
-      for (uint32_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+      for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
+        if (ahead != 0 && c + ahead < cr.end)
+          ptx::cp_async_bulk_prefetch_tensor_L2_global(src_map, 0, int32_t((c + ahead) * box_rows));
         pipe.acquire(s, src_map.box_bytes());  // the whole box: OOB rows are filled, and counted
-        ptx::cp_async_bulk_tensor_shared_cluster_global(stage_mem + size_t(s.index()) * stage_bytes, src_map,
-                                                        &pipe.full(s), 0, int32_t(c * box_rows));
+        void* stage = stage_mem + size_t(s.index()) * stage_bytes;
+        if (hint)
+          ptx::cp_async_bulk_tensor_shared_cluster_global_hint(stage, src_map, &pipe.full(s), policy, 0,
+                                                               int32_t(c * box_rows));
+        else
+          ptx::cp_async_bulk_tensor_shared_cluster_global(stage, src_map, &pipe.full(s), 0, int32_t(c * box_rows));
       }
       pipe.drain(s);
     } else if (blockIdx.x == 0) {
@@ -186,13 +279,18 @@ __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constan
       for (uint64_t i = from + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last partial row
     }
   } else {
+    const bool hint = k.store_policy != l2_evict::none;
+    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(k.store_policy) : 0;
     auto s = pipe.consumer_start();
     auto r = s;
-    for (uint32_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
       pipe.wait(s);
       const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
       detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
-        ptx::cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(c * box_rows));
+        if (hint)
+          ptx::cp_async_bulk_tensor_global_shared_cta_hint(dst_map, stage, policy, 0, int32_t(c * box_rows));
+        else
+          ptx::cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(c * box_rows));
       });
     }
     detail::finish_stores<Stages>(pipe, s, r, lane);
@@ -205,7 +303,7 @@ template <int Stages, int Lag>
 __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfloat16* __restrict__ y,
                                                                         const __nv_bfloat16* __restrict__ x,
                                                                         uint64_t n, float a, float b,
-                                                                        uint32_t stage_bytes) {
+                                                                        uint32_t stage_bytes, stream_knobs k) {
   using pipe_t = detail::copy_pipe<Stages>;
   __shared__ typename pipe_t::storage ring;
   __shared__ uint64_t ready[Stages];  // transform warps -> storer: the stage is rewritten
@@ -221,39 +319,48 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
   const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
   const uint8_t* src = reinterpret_cast<const uint8_t*>(x);
   uint8_t* dst = reinterpret_cast<uint8_t*>(y);
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
+      const bool hint = k.load_policy != l2_evict::none;
+      const uint64_t policy = hint ? detail::l2_policy(k.load_policy) : 0;
+      const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
       auto s = pipe.producer_start();
-      for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+      for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
+        if (ahead != 0 && c + ahead < cr.end) {
+          const uint64_t pf = (c + ahead) * stage_bytes;
+          ptx::cp_async_bulk_prefetch_L2_global(src + pf, detail::chunk_bytes(pf, bulk, stage_bytes));
+        }
         const uint64_t off = c * stage_bytes;
         const uint32_t nb = detail::chunk_bytes(off, bulk, stage_bytes);
         pipe.acquire(s, nb);
-        ptx::cp_async_bulk_shared_cluster_global(stage_mem + size_t(s.index()) * stage_bytes, src + off, nb,
-                                                 &pipe.full(s));
+        detail::load_chunk(stage_mem + size_t(s.index()) * stage_bytes, src + off, nb, &pipe.full(s), hint, policy);
       }
       pipe.drain(s);
     } else if (blockIdx.x == 0) {
       for (uint64_t i = bulk / 2 + (lane - 1); i < n; i += 31) y[i] = detail::axpb(x[i], a, b);
     }
   } else if (warp == detail::storer_warp) {
+    const bool hint = k.store_policy != l2_evict::none;
+    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(k.store_policy) : 0;
     auto s = pipe.consumer_start();
     auto r = s;
-    for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
       // acquire: the transform warps' generic writes, fenced to the async proxy, come first.
       while (!ptx::mbarrier_try_wait_parity<ptx::sem::acquire, ptx::scope::cta>(&ready[s.index()], s.phase())) {
       }
       const uint64_t off = c * stage_bytes;
       const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
       detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
-        ptx::cp_async_bulk_global_shared_cta(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes));
+        detail::store_chunk(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
       });
     }
     detail::finish_stores<Stages>(pipe, s, r, lane);
   } else {
     const uint32_t t = (warp - 2u) * 32u + lane, threads = transform_warps * 32u;
     auto s = pipe.consumer_start();
-    for (uint64_t c = blockIdx.x; c < chunks; c += gridDim.x, ++s) {
+    for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
       pipe.wait(s);  // try_wait.parity.acquire: the loaded bytes are visible to these loads
       const uint32_t vecs = detail::chunk_bytes(c * stage_bytes, bulk, stage_bytes) / 16u;
       uint4* stage = reinterpret_cast<uint4*>(stage_mem + size_t(s.index()) * stage_bytes);
@@ -312,6 +419,15 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
   if (cfg.store_lag >= cfg.stages)
     copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " leaves no stage to load into with stages = " +
                          std::to_string(cfg.stages));
+  if (cfg.prefetch_chunks > 64)
+    copy_reject(who, "prefetch_chunks = " + std::to_string(cfg.prefetch_chunks) + " is out of range 0..64");
+  if (static_cast<unsigned>(cfg.load_policy) > 3u || static_cast<unsigned>(cfg.store_policy) > 3u)
+    copy_reject(who, "l2_evict value " +
+                         std::to_string(unsigned(static_cast<unsigned>(cfg.load_policy) > 3u ? cfg.load_policy
+                                                                                               : cfg.store_policy)) +
+                         " is not a hopper::kernels::l2_evict");
+  if (static_cast<unsigned>(cfg.order) > 1u)
+    copy_reject(who, "chunk_order value " + std::to_string(unsigned(cfg.order)) + " is not a hopper::kernels::chunk_order");
   if (cfg.blocks_per_sm < 1 || cfg.blocks_per_sm > 32)
     copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " is out of range 1..32");
   const uint64_t smem = uint64_t(cfg.stages) * cfg.stage_bytes;
@@ -374,7 +490,8 @@ template <int S, int L> struct kaxpb { static auto get() { return &stream_axpb_b
 // Copies `bytes` from src to dst (device pointers, 16-byte aligned, not overlapping) with the
 // 1-D bulk kernel. Throws std::invalid_argument naming a bad argument; returns the launch error.
 inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
-                                  const stream_copy_config& cfg = {}, cudaStream_t stream = nullptr) {
+                                  const stream_copy_config& cfg = stream_copy_1d_default(),
+                                  cudaStream_t stream = nullptr) {
   detail::check_copy_args("stream_copy_1d", dst, src, bytes, cfg, 16);
   if (bytes == 0) return cudaSuccess;
   const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
@@ -384,7 +501,7 @@ inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
     cudaError_t e = detail::persistent_grid(kernel, 64, smem, cfg.blocks_per_sm, chunks, grid);
     if (e != cudaSuccess) return e;
     kernel<<<grid, 64, smem, stream>>>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes,
-                                       cfg.stage_bytes);
+                                       cfg.stage_bytes, knobs_of(cfg));
     return cudaGetLastError();
   });
 }
@@ -426,7 +543,7 @@ struct stream_copy_2d_plan {
       cudaError_t e = detail::persistent_grid(kernel, 64, smem, cfg.blocks_per_sm, chunks, grid);
       if (e != cudaSuccess) return e;
       kernel<<<grid, 64, smem, stream>>>(dst_map, src_map, static_cast<uint8_t*>(dst),
-                                         static_cast<const uint8_t*>(src), bytes, rows, box_rows);
+                                         static_cast<const uint8_t*>(src), bytes, rows, box_rows, knobs_of(cfg));
       return cudaGetLastError();
     });
   }
@@ -457,7 +574,7 @@ inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, ui
     uint32_t grid = 0;
     cudaError_t e = detail::persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
     if (e != cudaSuccess) return e;
-    kernel<<<grid, threads, smem, stream>>>(y, x, n, a, b, cfg.stage_bytes);
+    kernel<<<grid, threads, smem, stream>>>(y, x, n, a, b, cfg.stage_bytes, knobs_of(cfg));
     return cudaGetLastError();
   });
 }

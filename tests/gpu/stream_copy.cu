@@ -190,6 +190,27 @@ TEST(StreamAxpbBf16, EveryShapeMatchesTheReference) {
     }
 }
 
+// L2 prefetch distances, eviction priorities and both chunk orders change only the timing: every
+// combination copies exactly, with tails and more chunks than CTAs.
+TEST(StreamCopy, PrefetchEvictionAndChunkOrderCopyExactly) {
+  HOPPER_REQUIRE_SM90();
+  using hopper::kernels::chunk_order;
+  using hopper::kernels::l2_evict;
+  const size_t n = (size_t(7) << 20) + 2048 + 13;
+  for (chunk_order o : {chunk_order::interleaved, chunk_order::contiguous})
+    for (uint32_t pf : {0u, 3u, 16u})
+      for (l2_evict e : {l2_evict::none, l2_evict::first, l2_evict::normal, l2_evict::last}) {
+        stream_copy_config c;
+        c.stages = 4, c.stage_bytes = 16384, c.blocks_per_sm = 2;
+        c.order = o, c.prefetch_chunks = pf, c.load_policy = e;
+        c.store_policy = e == l2_evict::none ? l2_evict::first : l2_evict::none;
+        SCOPED_TRACE(testing::Message() << "order " << int(o) << " prefetch " << pf << " load_evict " << int(e));
+        check_copy(variant::d1, n, c);
+        check_copy(variant::d2, n, c);
+        check_axpb(n / 2, c);
+      }
+}
+
 // ---- rejections (no GPU needed: validation precedes every CUDA call) ---------------------------
 
 template <class F>
@@ -232,6 +253,14 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
     (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d), reinterpret_cast<const __nv_bfloat16*>(s),
                                             100, 1.f, 0.f, with([](auto& c) { c.transform_warps = 17; }));
   }, "transform_warps = 17");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.prefetch_chunks = 65; })); },
+                "prefetch_chunks = 65");
+  expect_reject([&] {
+    (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.store_policy = hopper::kernels::l2_evict(7); }));
+  }, "l2_evict value 7");
+  expect_reject([&] {
+    (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.order = hopper::kernels::chunk_order(2); }));
+  }, "chunk_order value 2");
 }
 
 }  // namespace
