@@ -1,7 +1,9 @@
 // The hazard lab (seed §7, §8, §9, §16, §19): each of the seed's hazards as a kernel that runs
 // many independent trials, once without its protection and once with it, and counts the trials
-// whose data came out wrong. A trial is one (block, run) pair; blocks run concurrently on every
-// SM, runs follow each other inside a block.
+// whose data came out wrong. A trial is one (block, run) pair (one (cluster, run) pair for the
+// DSMEM case); blocks run concurrently on every SM, runs follow each other inside a block. A trial
+// fails once however many of its words are wrong (a block-wide OR decides it, one thread counts
+// it); the wrong words are counted apart, so the size of a failure is seen as well as its rate.
 //
 // Cases (hazard_case):
 //   raw_proxy_bulk_store      ordinary st.shared fills a tile, bar.sync, one thread bulk-stores it
@@ -61,12 +63,21 @@ struct config {
   int tile_bytes = 4096;       // bytes per tile, multiple of 16, 16..16384
   int consumer_delay = 0;      // war_refill: spin cycles between a consumer's reads (work on data)
   uint64_t seed = 1;
-  bool plant_fault = false;    // the checker expects wrong data: every trial must count as failed
+  bool plant_fault = false;    // the checker expects the complement of every word: every trial fails
+                               // and every word of it is counted wrong
 };
 
 struct result {
   uint64_t trials = 0;
-  uint64_t failures = 0;  // trials with at least one wrong word
+  uint64_t failures = 0;        // trials with at least one wrong word: never more than trials
+  uint64_t words = 0;           // words each trial checks (tile_bytes / 4)
+  uint64_t wrong_words = 0;     // wrong words over all trials: never more than trials * words
+};
+
+// The two counters a case's kernels add to (one allocation, zeroed before the launch).
+struct counters {
+  unsigned long long failed_trials;
+  unsigned long long wrong_words;
 };
 
 constexpr int kThreads = 128;  // 4 warps per block in every case
@@ -89,16 +100,24 @@ __device__ __forceinline__ void spin_cycles(int cycles) {
   }
 }
 
-// Counts each (block, run) slot of `out` whose words differ from pattern(seed, block, run, .).
-// One CTA per slot; blockIdx.x = block * runs + run.
-__global__ void check_slots(const uint32_t* out, int runs, int words, uint64_t seed,
-                            unsigned long long* failures) {
+// Adds this thread's wrong words to the total (no atomic when there are none).
+__device__ __forceinline__ void count_words(counters* c, int wrong) {
+  if (wrong != 0) atomicAdd(&c->wrong_words, (unsigned long long)wrong);
+}
+
+// Counts each (block, run) slot of `out` that differs from pattern(seed, block, run, .) ^ expect_xor
+// in any word as one failed trial, and every differing word. One CTA per slot; blockIdx.x =
+// block * runs + run.
+__global__ void check_slots(const uint32_t* out, int runs, int words, uint64_t seed, uint32_t expect_xor,
+                            counters* c) {
   const uint32_t slot = blockIdx.x;
   const uint32_t block = slot / uint32_t(runs), run = slot % uint32_t(runs);
   const uint32_t* s = out + size_t(slot) * size_t(words);
-  int bad = 0;
-  for (int i = threadIdx.x; i < words; i += blockDim.x) bad |= s[i] != pattern(seed, block, run, uint32_t(i));
-  if (__syncthreads_or(bad) && threadIdx.x == 0) atomicAdd(failures, 1ull);
+  int wrong = 0;
+  for (int i = threadIdx.x; i < words; i += blockDim.x)
+    wrong += s[i] != (pattern(seed, block, run, uint32_t(i)) ^ expect_xor);
+  count_words(c, wrong);
+  if (__syncthreads_or(wrong) && threadIdx.x == 0) atomicAdd(&c->failed_trials, 1ull);
 }
 
 // raw_proxy_bulk_store: generic writes of a tile, then an async-proxy read of it (bulk store).
@@ -167,7 +186,7 @@ __global__ void __launch_bounds__(kThreads) raw_proxy_dsmem_copy(uint32_t* out, 
 template <bool Protect>
 __global__ void __launch_bounds__(kThreads) war_refill_before_release(const uint32_t* first, const uint32_t* refill,
                                                                       const uint32_t* reference, int runs, int words, int delay,
-                                                                      unsigned long long* failures) {
+                                                                      counters* c) {
   extern __shared__ __align__(128) uint32_t stage[];
   __shared__ __align__(8) uint64_t full, empty, refilled;
   constexpr int kConsumers = kThreads - 32;
@@ -197,18 +216,21 @@ __global__ void __launch_bounds__(kThreads) war_refill_before_release(const uint
       ptx::cp_async_bulk_shared_cluster_global(stage, b, bytes, &refilled);
       while (!ptx::mbarrier_try_wait_parity(&refilled, parity)) {
       }
-    } else if (threadIdx.x >= 32) {
+    }
+    int wrong = 0;  // the producer warp checks nothing
+    if (threadIdx.x >= 32) {
       while (!ptx::mbarrier_try_wait_parity(&full, parity)) {
       }
-      int bad = 0;
       for (int i = int(threadIdx.x) - 32; i < words; i += kConsumers) {
-        bad |= stage[i] != ref[i];  // read-only global data: what the first copy brought
+        wrong += stage[i] != ref[i];  // read-only global data: what the first copy brought
         detail::spin_cycles(delay);
       }
       ptx::mbarrier_arrive(&empty);  // release: the reads above happen before the refill
-      if (bad) atomicAdd(failures, 1ull);
+      count_words(c, wrong);
     }
-    __syncthreads();  // the run is over: the refill has landed and every read is done
+    // The run is over (the refill has landed, every read is done); the trial failed if any of the
+    // 96 consumers saw a wrong word, and it is counted once.
+    if (__syncthreads_or(wrong) && threadIdx.x == 0) atomicAdd(&c->failed_trials, 1ull);
   }
 }
 
@@ -232,11 +254,11 @@ __global__ void __launch_bounds__(kThreads) war_store_source_reuse(uint32_t* out
 }
 
 // release_acquire_mbarrier: warp 1 writes `words` words, arrives (32 lanes); warp 2 waits and
-// reads. The data lives in shared memory; every run writes new values.
+// reads. The data lives in shared memory; every run writes new values. The reader expects
+// pattern ^ expect_xor (all ones for a planted fault).
 template <bool Protect>
 __global__ void __launch_bounds__(kThreads) release_acquire_mbarrier(int runs, int words, uint64_t seed,
-                                                                     uint64_t check_seed,
-                                                                     unsigned long long* failures) {
+                                                                     uint32_t expect_xor, counters* c) {
   extern __shared__ __align__(128) uint32_t data[];
   __shared__ __align__(8) uint64_t flag;
   constexpr auto kArrive = Protect ? ptx::sem::release : ptx::sem::relaxed;
@@ -249,15 +271,19 @@ __global__ void __launch_bounds__(kThreads) release_acquire_mbarrier(int runs, i
       volatile uint32_t* d = data;  // each store issued as written, not merged or delayed
       for (int i = lane; i < words; i += 32) d[i] = pattern(seed, blockIdx.x, uint32_t(r), uint32_t(i));
       ptx::mbarrier_arrive<kArrive, ptx::scope::cta>(&flag);
-    } else if (warp == 2) {
+    }
+    int wrong = 0;  // only warp 2 checks
+    if (warp == 2) {
       while (!ptx::mbarrier_try_wait_parity<kWait, ptx::scope::cta>(&flag, uint32_t(r & 1))) {
       }
       volatile const uint32_t* d = data;
-      int bad = 0;
-      for (int i = lane; i < words; i += 32) bad |= d[i] != pattern(check_seed, blockIdx.x, uint32_t(r), uint32_t(i));
-      if (bad) atomicAdd(failures, 1ull);
+      for (int i = lane; i < words; i += 32)
+        wrong += d[i] != (pattern(seed, blockIdx.x, uint32_t(r), uint32_t(i)) ^ expect_xor);
+      count_words(c, wrong);
     }
-    __syncthreads();  // next run: the reads are over before the next writes
+    // Next run: the reads are over before the next writes. The trial failed if any of the 32
+    // reading lanes saw a wrong word, and it is counted once.
+    if (__syncthreads_or(wrong) && threadIdx.x == 0) atomicAdd(&c->failed_trials, 1ull);
   }
 }
 
@@ -287,24 +313,28 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
   // A dsmem trial is one cluster of 2 (one copy) per run.
   res->trials = uint64_t(c == hazard_case::raw_proxy_dsmem_copy ? k.blocks / 2 : k.blocks) * uint64_t(k.runs);
   int words = k.tile_bytes / 4;
+  res->words = uint64_t(words);
   const size_t slot_bytes = size_t(k.tile_bytes);
-  unsigned long long* d_fail = nullptr;
+  // A planted fault: the checker expects the complement, so every word of every trial is wrong.
+  const uint32_t expect_xor = k.plant_fault ? 0xFFFFFFFFu : 0u;
+  counters* d_fail = nullptr;
   uint32_t* d_out = nullptr;
   uint32_t* d_src = nullptr;
-  cudaError_t e = cudaMalloc(&d_fail, sizeof(unsigned long long));
+  cudaError_t e = cudaMalloc(&d_fail, sizeof(counters));
   auto finish = [&](cudaError_t err) {
     if (err == cudaSuccess) err = cudaGetLastError();
     if (err == cudaSuccess) err = cudaDeviceSynchronize();
-    unsigned long long f = 0;
+    counters f{0, 0};
     if (err == cudaSuccess) err = cudaMemcpy(&f, d_fail, sizeof f, cudaMemcpyDeviceToHost);
-    res->failures = f;
+    res->failures = f.failed_trials;
+    res->wrong_words = f.wrong_words;
     if (d_fail) cudaFree(d_fail);
     if (d_out) cudaFree(d_out);
     if (d_src) cudaFree(d_src);
     return err;
   };
   if (e != cudaSuccess) return finish(e);
-  if ((e = cudaMemset(d_fail, 0, sizeof(unsigned long long))) != cudaSuccess) return finish(e);
+  if ((e = cudaMemset(d_fail, 0, sizeof(counters))) != cudaSuccess) return finish(e);
   const size_t smem = slot_bytes;
   auto prep = [&](const void* fn, size_t bytes) { return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)); };
   switch (c) {
@@ -324,7 +354,7 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       void* args[] = {&d_out, &runs, &words, &seed};
       if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
       if ((e = cudaGetLastError()) != cudaSuccess) return finish(e);
-      detail::check_slots<<<unsigned(k.blocks) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed ^ (k.plant_fault ? 1u : 0u), d_fail);
+      detail::check_slots<<<unsigned(k.blocks) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor, d_fail);
       return finish(cudaSuccess);
     }
     case hazard_case::raw_proxy_dsmem_copy: {
@@ -351,7 +381,7 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       void* args[] = {&d_out, &runs, &words, &seed};
       if ((e = cudaLaunchKernelExC(&lc, fn, args)) != cudaSuccess) return finish(e);
       if ((e = cudaGetLastError()) != cudaSuccess) return finish(e);
-      detail::check_slots<<<unsigned(pairs) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed ^ (k.plant_fault ? 1u : 0u), d_fail);
+      detail::check_slots<<<unsigned(pairs) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor, d_fail);
       return finish(cudaSuccess);
     }
     case hazard_case::war_refill_before_release: {
@@ -372,6 +402,7 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       const uint32_t* first = d_src;
       const uint32_t* refill = d_src + src_bytes / 4;
       int runs = k.runs, delay = k.consumer_delay;
+      // The consumers expect first[] ^ expect_xor: for a planted fault that is refill[].
       const uint32_t* reference = k.plant_fault ? refill : first;
       void* args[] = {&first, &refill, &reference, &runs, &words, &delay, &d_fail};
       if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
@@ -383,8 +414,8 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       if ((e = prep(fn, smem)) != cudaSuccess) return finish(e);
       int runs = k.runs;
       uint64_t seed = k.seed;
-      uint64_t check_seed = k.seed ^ (k.plant_fault ? 1u : 0u);
-      void* args[] = {&runs, &words, &seed, &check_seed, &d_fail};
+      uint32_t xor_mask = expect_xor;
+      void* args[] = {&runs, &words, &seed, &xor_mask, &d_fail};
       if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
       return finish(cudaSuccess);
     }
