@@ -77,6 +77,15 @@ TEST(SeedMapLinks, CompanionDocsLinksExist) {
   check_links("docs/primitives.md");
 }
 
+// The measured figures travel with the map: it links the committed H200 results (whose files
+// the link check above requires to exist and be non-empty).
+TEST(SeedMapLinks, LinksTheCommittedResults) {
+  std::set<std::string> targets;
+  for (const link& l : links_of(slurp(kRoot + "/docs/seed_map.md"))) targets.insert(l.target);
+  for (const char* f : {"results/bench_primitives.json", "results/primitives.png"})
+    EXPECT_TRUE(targets.count(f)) << "docs/seed_map.md does not link " << f;
+}
+
 // One row per section 1..21, and one per line of the §21.1 summary (12 lines).
 TEST(SeedMapLinks, EverySectionHasARow) {
   const std::string md = slurp(kRoot + "/docs/seed_map.md");
