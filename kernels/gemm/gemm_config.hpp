@@ -105,53 +105,35 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
   if (misaligned(C)) fail("C is not 16-byte aligned");
 }
 
-// The tile rule: the configuration with the least estimated time, where
-//   time = rounds x (k-blocks per work unit x cost of a k-block + epilogue + split-K fixup),
-//   rounds = ceil(work units / clusters resident at once), work units = cluster tiles x splits.
-// Costs are in units of one 128 x 256 x 64 k-block (m64n256k16 x 4 per warpgroup): a 128 x 128
-// k-block does half the work at ~88% of the efficiency (0.57); the epilogue writes the tile (0.4
-// per 256 columns); each split adds one fp32 partial of the tile written to and read back from L2
-// by the reducing CTA (0.76 per split per 128 columns). Splits need >= 4 k-blocks each. So large
-// problems keep 128 x 256 tiles and no split; problems with fewer tiles than SMs (M = 128 with
-// large K, 1024^3) split K so that every SM has work. Clusters of 2 CTAs along M multicast the B
-// tile whenever there are at least two M tiles. Ties keep the earlier candidate (256, then fewer
-// splits).
-struct config_cost {
-  double rounds = 0, per_unit = 0;
-  double total() const { return rounds * per_unit; }
-};
-
-inline config_cost estimate(const problem& p, const config& c, int num_sms) {
+// The tile rule (calibrated on the H200 by the HOPPER_GEMM_SWEEP configurations of bench_gemm):
+// 1. 128 x 256 x 64 tiles, 4 stages (48 KiB each), when they fill at least half of the SMs in the
+//    first wave: the best ratio of tensor work to shared-memory traffic (m64n256k16). Otherwise
+//    128 x 128 tiles with 6 stages (32 KiB each) double the number of tiles (1024^3: 0.97x of
+//    cuBLAS against 0.72x with 128 x 256; 2048^3 keeps 128 x 256: 0.95x against 0.86x).
+// 2. Clusters of 2 CTAs along M multicast the B tile whenever there are at least two M tiles.
+// 3. Split-K only when the tiles still leave more than half of the SMs idle and K is long enough
+//    that every split keeps >= 32 k-blocks: the fixup (an fp32 partial written, a fence, a count,
+//    the partials read back by the last split) costs several microseconds per tile, which only a
+//    long main loop hides. Splits: the most (<= 4) whose work units still fit in one wave. So
+//    128 x 8192 x 8192 runs 64 tiles x 2 splits (375 TFLOP/s against 349 unsplit); 1024^3,
+//    3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x, 0.76x and 0.37x of the
+//    unsplit kernel there).
+inline config choose_config(const problem& p, int num_sms) {
   using detail::ceil_div;
-  const int64_t tiles_m = ceil_div(p.M, c.bm);
-  const int64_t units = ceil_div(tiles_m, c.cluster) * ceil_div(p.N, c.bn) * c.splits;
+  config c;
+  const int64_t tiles_m = ceil_div(p.M, 128);
+  const int64_t tiles_256 = tiles_m * ceil_div(p.N, 256);
+  if (2 * tiles_256 < num_sms) {
+    c.bn = 128;
+    c.stages = 6;
+  }
+  c.cluster = tiles_m >= 2 ? 2 : 1;
+  const int64_t units = ceil_div(tiles_m, c.cluster) * ceil_div(p.N, c.bn);  // cluster tiles
   const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster);
   const int64_t k_blocks = ceil_div(p.K, c.bk);
-  const double kb_cost = c.bn == 256 ? 1.0 : 0.57;
-  config_cost r;
-  r.rounds = double(ceil_div(units, resident));
-  r.per_unit = double(ceil_div(k_blocks, c.splits)) * kb_cost + 0.4 * c.bn / 256.0 +
-               (c.splits > 1 ? 0.76 * c.splits * c.bn / 128.0 : 0.0);
-  return r;
-}
-
-inline config choose_config(const problem& p, int num_sms) {
-  const int64_t tiles_m = detail::ceil_div(p.M, 128);
-  const int64_t k_blocks = detail::ceil_div(p.K, 64);
-  config best;
-  double best_cost = -1;
-  for (int bn : {256, 128})
-    for (int splits = 1; splits <= 4; ++splits) {
-      if (splits > 1 && k_blocks < 4 * splits) break;
-      config c;
-      c.bn = bn;
-      c.stages = bn == 256 ? 4 : 6;
-      c.cluster = tiles_m >= 2 ? 2 : 1;
-      c.splits = splits;
-      const double cost = estimate(p, c, num_sms).total();
-      if (best_cost < 0 || cost < best_cost) best = c, best_cost = cost;
-    }
-  return best;
+  if (2 * units <= resident)
+    while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
+  return c;
 }
 
 }  // namespace hopper::gemm

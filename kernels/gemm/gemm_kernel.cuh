@@ -168,7 +168,8 @@ __device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_pa
   if (!last) return false;
   __threadfence();
   if (wg_thread == 0) *counter = 0;  // every split of this tile has arrived: ready for next launch
-  // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers.
+  // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers
+  // (unrolling the split loop too hoists more loads than the 232 registers hold: spills).
 #pragma unroll
   for (int q0 = 0; q0 < Q; q0 += 8) {
     for (int s = 0; s < S; ++s) {

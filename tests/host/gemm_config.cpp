@@ -82,7 +82,7 @@ TEST(GemmConfig, RuleAndBudget) {
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster, 1);  // a single M tile: nobody to share B with
-  EXPECT_EQ(c.splits, 2);   // 64 tiles for 132 SMs: two k-halves each fill the machine
+  EXPECT_EQ(c.splits, 2);   // 64 tiles for 132 SMs, 128 k-blocks: two k-halves fill the machine
   for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
            {8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048}, {16384, 16384, 4096}, {8192, 8192, 1024},
            {4096, 14336, 4096}}) {
@@ -90,9 +90,9 @@ TEST(GemmConfig, RuleAndBudget) {
     EXPECT_EQ(c.bn, 256) << m << "x" << n << "x" << k;
     EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
   }
-  c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 128 x 128: split in two
+  c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 128 x 128, K too short to split
   EXPECT_EQ(c.bn, 128);
-  EXPECT_EQ(c.splits, 2);
+  EXPECT_EQ(c.splits, 1);
   c = choose_config(make(256, 512, 56), sms);  // one k-block: nothing to split
   EXPECT_EQ(c.splits, 1);
   c = choose_config(make(1, 8, 8), sms);
@@ -143,13 +143,14 @@ TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
     }
 }
 
-TEST(GemmConfig, EstimateCountsRoundsOfWorkUnits) {
-  config c;  // 128 x 256, cluster 2: 66 clusters on 132 SMs
-  problem p = make(3072, 3072, 3072);  // 12 x 12 = 144 cluster tiles: 3 rounds
-  EXPECT_EQ(estimate(p, c, 132).rounds, 3);
-  c.splits = 2;  // 288 units: 5 rounds of half the k-blocks
-  EXPECT_EQ(estimate(p, c, 132).rounds, 5);
-  EXPECT_LT(estimate(p, c, 132).per_unit, 48);
+TEST(GemmConfig, SplitKOnlyForFewTilesWithLongK) {
+  const int sms = 132;
+  EXPECT_EQ(choose_config(make(128, 4096, 8192), sms).splits, 4);   // 32 tiles, 128 k-blocks
+  EXPECT_EQ(choose_config(make(128, 8192, 2048), sms).splits, 1);   // 32 k-blocks: too short to split
+  EXPECT_EQ(choose_config(make(128, 8192, 4096), sms).splits, 2);
+  EXPECT_EQ(choose_config(make(512, 512, 512), sms).splits, 1);
+  EXPECT_EQ(choose_config(make(3072, 3072, 3072), sms).splits, 1);  // 3 waves already
+  EXPECT_EQ(choose_config(make(8192, 8192, 1024), sms).splits, 1);
 }
 
 TEST(GemmTileScheduler, GroupsSweepColumnsWithinAGroupOfRows) {
