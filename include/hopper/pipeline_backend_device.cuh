@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hopper/mbarrier.cuh"
 #include "hopper/pipeline.cuh"
 #include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/common.cuh"
@@ -76,15 +77,13 @@ struct basic_device_backend : detail::pipe_trace_state<Traced> {
     ptx::mbarrier_arrive_shared_cluster<ptx::sem::release, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, rank));
   }
   // mbarrier.try_wait.parity.acquire.{cta,cluster}.shared::cta.b64 in a loop (seed §13.1,
-  // §13.3). Cluster scope where the arrivals came from peer CTAs (release.cluster).
-  __device__ __forceinline__ void wait(barrier_type& b, uint32_t parity, bool cluster_scope) {
-    if (cluster_scope) {
-      while (!ptx::mbarrier_try_wait_parity<ptx::sem::acquire, ptx::scope::cluster>(&b, parity)) {
-      }
-    } else {
-      while (!ptx::mbarrier_try_wait_parity<ptx::sem::acquire, ptx::scope::cta>(&b, parity)) {
-      }
-    }
+  // §13.3), through the objects layer so that HOPPER_DEBUG_WAITS bounds and reports it. Cluster
+  // scope where the arrivals came from peer CTAs (release.cluster).
+  __device__ __forceinline__ void wait(barrier_type& b, uint32_t p, bool cluster_scope) {
+    if (cluster_scope)
+      mbarrier(&b).wait<ptx::sem::acquire, ptx::scope::cluster>(parity(p));
+    else
+      mbarrier(&b).wait<ptx::sem::acquire, ptx::scope::cta>(parity(p));
   }
   __device__ __forceinline__ void warp_sync() { __syncwarp(); }
   __device__ __forceinline__ bool warp_leader() const { return (threadIdx.x & 31u) == 0; }
