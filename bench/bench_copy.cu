@@ -4,8 +4,11 @@
 // between its own pair of CUDA events; the median of each. Bandwidth counts bytes read + written.
 //
 // Order: first a sweep at 1 GiB (pipeline shapes x store lag for 1-D, then L2 prefetch distance x
-// L2 eviction priority x chunk order on a few shapes for each variant), then every size from 1 MiB to 8 GiB for each variant
-// with the default configuration and with the best configuration the sweep found.
+// L2 eviction priority x chunk order on a few shapes for each variant; for the st_global store
+// path, shapes x store warps x st.global / st.global.cs, and load-side knobs and store hints),
+// then every size from 1 MiB to 8 GiB for each variant with the default configuration and with
+// the best configuration the sweep found. Variants: 1d, 2d, axpb_bf16 (bulk stores from the TMA
+// unit), 1d_st, axpb_st (bulk loads, ordinary st.global from the store warps).
 //
 // Prints:  RATIO copy <variant> <size> <ours/memcpy> ours=<GB/s> memcpy=<GB/s>
 //          SWEEP copy <variant> stages=.. stage_bytes=.. blocks_per_sm=.. store_lag=.. prefetch=..
@@ -110,12 +113,23 @@ result measure(size_t bytes, int runs, const launcher& ours) {
 
 int runs_for(size_t bytes) { return bytes <= 64 * MiB ? 100 : (bytes <= 1024 * MiB ? 40 : 20); }
 
-enum class variant { d1, d2, axpb };
-const char* name(variant v) { return v == variant::d1 ? "1d" : v == variant::d2 ? "2d" : "axpb_bf16"; }
+// d1 / axpb: bulk stores from the TMA unit; d1_st / axpb_st: bulk loads, st.global from warps.
+enum class variant { d1, d2, axpb, d1_st, axpb_st };
+const char* name(variant v) {
+  switch (v) {
+    case variant::d1: return "1d";
+    case variant::d2: return "2d";
+    case variant::axpb: return "axpb_bf16";
+    case variant::d1_st: return "1d_st";
+    default: return "axpb_st";
+  }
+}
+bool st_path(variant v) { return v == variant::d1_st || v == variant::axpb_st; }
 
 launcher make_launcher(variant v, const stream_copy_config& c) {
   switch (v) {
     case variant::d1:
+    case variant::d1_st:
       return [c](uint8_t* d, const uint8_t* s, size_t n) { return hopper::kernels::stream_copy_1d(d, s, n, c); };
     case variant::d2:
       // The maps are encoded on the host before the start event is recorded: not timed.
@@ -148,6 +162,8 @@ std::string cfg_str(const stream_copy_config& c, variant v) {
                 evict_name(c.store_policy), c.order == chunk_order::contiguous ? "contiguous" : "interleaved");
   std::string s = buf;
   if (v == variant::axpb) s += " warps=" + std::to_string(c.transform_warps);
+  if (st_path(v))
+    s += " store_warps=" + std::to_string(c.store_warps) + (c.streaming_store ? " st=cs" : " st=wb");
   return s;
 }
 
@@ -184,6 +200,8 @@ void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
   st.counters["load_evict"] = double(static_cast<unsigned>(c.load_policy));
   st.counters["store_evict"] = double(static_cast<unsigned>(c.store_policy));
   st.counters["contiguous"] = c.order == chunk_order::contiguous ? 1 : 0;
+  st.counters["store_warps"] = st_path(v) ? c.store_warps : 0;
+  st.counters["streaming_store"] = c.streaming_store ? 1 : 0;
   st.SetLabel(cfg_str(c, v));
   std::printf("SWEEP copy %s %s %.4f\n", name(v), cfg_str(c, v).c_str(), r.ratio());
   auto it = g_best.find(v);
@@ -191,7 +209,9 @@ void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
 }
 
 void size_one(benchmark::State& st, variant v, size_t bytes, bool tuned) {
-  const stream_copy_config dflt = v == variant::d1 ? hopper::kernels::stream_copy_1d_default() : stream_copy_config{};
+  const stream_copy_config dflt = v == variant::d1 ? hopper::kernels::stream_copy_1d_bulk_default()
+                                  : st_path(v)     ? hopper::kernels::stream_copy_st_global_default()
+                                                   : stream_copy_config{};
   const stream_copy_config c = tuned && g_best.count(v) ? g_best[v].first : dflt;
   const std::string series = std::string(name(v)) + (tuned ? "_tuned" : "");
   result r{};
@@ -259,9 +279,32 @@ void register_all() {
             c.transform_warps = warps;
             add(variant::axpb, c);
           }
+  // The st_global path: pipeline shape x store warps x store form, then the load-side knobs and
+  // store hints on a few shapes; the fused kernel over shapes x warps x store form.
+  const shape st_shapes[] = {{2, 96, 1}, {3, 64, 1}, {4, 48, 1}, {4, 32, 1}, {8, 24, 1}, {6, 32, 1}, {12, 16, 1},
+                             {8, 16, 1}, {4, 24, 2}, {2, 48, 2}, {4, 16, 2}, {2, 32, 3}, {4, 8, 4}};
+  for (variant v : {variant::d1_st, variant::axpb_st})
+    for (shape sh : st_shapes)
+      for (uint32_t w : {2u, 4u, 8u, 16u})
+        for (bool cs : {false, true}) {
+          if (v == variant::axpb_st && w == 2) continue;
+          stream_copy_config c = make(sh, 1, 0, none, none, inter);
+          c.path = hopper::kernels::store_path::st_global, c.store_warps = w, c.streaming_store = cs;
+          if (c.blocks_per_sm * (32 + 32 * w) > 2048) continue;
+          add(v, c);
+        }
+  for (shape sh : {shape{4, 32, 1}, shape{4, 48, 1}, shape{8, 24, 1}, shape{4, 24, 2}})
+    for (uint32_t pf : {0u, 2u})
+      for (l2_evict ld : {none, first})
+        for (int stk : {0, 1, 2}) {  // st.global, st.global.cs, st.global.L2::cache_hint evict_first
+          if (pf == 0 && ld == none && stk < 2) continue;  // in the shape sweep
+          stream_copy_config c = make(sh, 1, pf, ld, stk == 2 ? first : none, inter);
+          c.path = hopper::kernels::store_path::st_global, c.store_warps = 8, c.streaming_store = stk == 1;
+          add(variant::d1_st, c);
+        }
   const size_t sizes[] = {1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB, 4096 * MiB, 8192 * MiB};
   for (bool tuned : {false, true})
-    for (variant v : {variant::d1, variant::d2, variant::axpb})
+    for (variant v : {variant::d1, variant::d2, variant::axpb, variant::d1_st, variant::axpb_st})
       for (size_t b : sizes)
         reg("size/" + std::string(name(v)) + (tuned ? "_tuned/" : "/") + std::to_string(b / MiB) + "MiB",
             [v, b, tuned](benchmark::State& s) { size_one(s, v, b, tuned); });

@@ -16,6 +16,13 @@
 //                    fence.proxy.async.shared::cta, arrive on the stage's `ready` barrier
 // The bytes past the last multiple of 16 (2-D: past the last whole 1 KiB row) are copied with
 // ordinary loads and stores by CTA 0, since a bulk copy moves only multiples of 16 bytes.
+//
+// The 1-D and fused kernels also have a store path off the TMA unit (store_path::st_global):
+//   warp 0, lane 0   producer: the same bulk loads into the stages
+//   warps 1..W       store warps: wait full, ld.shared 16 B per thread, (fused: y = a*x + b in
+//                    registers), st.global 16 B per thread, then each warp releases the stage
+// so the copy engine carries only the loads and the stores leave through W warps' load/store
+// units, the way an ordinary copy kernel writes.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -33,6 +40,7 @@
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
 #include "hopper/ptx/createpolicy.cuh"
 #include "hopper/ptx/fence.cuh"
+#include "hopper/ptx/ld_st.cuh"
 #include "hopper/ptx/mbarrier.cuh"
 #include "hopper/tensor_map.hpp"
 
@@ -46,6 +54,10 @@ enum class chunk_order : uint8_t { interleaved, contiguous };
 // none issues the plain instruction.
 enum class l2_evict : uint8_t { none, first, normal, last };
 
+// How a stage leaves shared memory: one bulk store per stage from the TMA unit (cp.async.bulk
+// shared -> global), or 16-byte ld.shared + st.global from `store_warps` warps (1-D and fused only).
+enum class store_path : uint8_t { bulk, st_global };
+
 // The knobs of a streaming copy; the benchmark sweeps them.
 struct stream_copy_config {
   uint32_t stages = 8;             // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
@@ -57,18 +69,39 @@ struct stream_copy_config {
   l2_evict load_policy = l2_evict::none;   // L2 priority of the bulk loads
   l2_evict store_policy = l2_evict::none;  // L2 priority of the bulk stores
   chunk_order order = chunk_order::interleaved;
+  store_path path = store_path::bulk;
+  uint32_t store_warps = 8;        // st_global only: warps that read the stages and store (1..16)
+  bool streaming_store = false;    // st_global only: st.global.cs instead of st.global (no store_policy then)
 };
 
-// The 1-D copy's default, the best of the H200 sweep (docs/copy.md): 8 x 24 KiB, one CTA per SM,
-// an L2 prefetch two chunks ahead and evict_first on loads and stores. The 2-D and fused kernels
-// measured best with stream_copy_config{} (no prefetch, no hint).
-inline stream_copy_config stream_copy_1d_default() {
+// The 1-D copy's default, the best of the H200 sweep (docs/copy.md): bulk stores, 8 x 24 KiB, one
+// CTA per SM, an L2 prefetch two chunks ahead and evict_first on loads and stores. The 2-D kernel
+// measured best with stream_copy_config{} (no prefetch, no hint). The st_global store path did
+// not beat it for the plain copy (0.917-0.937x memcpy against 0.924-0.947x, same run).
+inline stream_copy_config stream_copy_1d_bulk_default() {
   stream_copy_config c;
   c.prefetch_chunks = 2;
   c.load_policy = l2_evict::first;
   c.store_policy = l2_evict::first;
   return c;
 }
+
+// The st_global path's best of the H200 sweep (docs/copy.md): bulk loads into 6 x 32 KiB, one CTA
+// per SM, 16 store warps with plain st.global (.cs measured 0.7% slower), no prefetch, no hint.
+inline stream_copy_config stream_copy_st_global_default() {
+  stream_copy_config c;
+  c.stages = 6;
+  c.stage_bytes = 32768;
+  c.path = store_path::st_global;
+  c.store_warps = 16;
+  return c;
+}
+
+inline stream_copy_config stream_copy_1d_default() { return stream_copy_1d_bulk_default(); }
+
+// The fused kernel's default: the st_global path, which beat the bulk store path by 0.6-1.8% at
+// every size from 256 MiB up (0.922-0.934x memcpy against 0.905-0.923x, same run).
+inline stream_copy_config stream_axpb_bf16_default() { return stream_copy_st_global_default(); }
 
 // The runtime knobs the kernels read (the shape knobs are template or launch parameters).
 struct stream_knobs {
@@ -176,6 +209,56 @@ __device__ __forceinline__ uint32_t axpb2(uint32_t packed, float a, float b) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
+// The producer of the 1-D and fused kernels (one thread): for each of the CTA's chunks, an
+// optional L2 prefetch `prefetch_chunks` ahead (issued before the wait for a free stage, so DRAM
+// reads run ahead of what shared memory holds), then acquire (wait empty, arrive.expect_tx) and
+// one bulk load completing on the stage's full barrier; finally wait for every stage's release.
+template <int Stages>
+__device__ __forceinline__ void produce_bulk(copy_pipe<Stages>& pipe, uint8_t* stage_mem, const uint8_t* src,
+                                             uint64_t bulk, uint32_t stage_bytes, const chunk_range& cr,
+                                             const stream_knobs& k) {
+  const bool hint = k.load_policy != l2_evict::none;
+  const uint64_t policy = hint ? l2_policy(k.load_policy) : 0;
+  const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
+  auto s = pipe.producer_start();
+  for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
+    if (ahead != 0 && c + ahead < cr.end) {
+      const uint64_t pf = (c + ahead) * stage_bytes;
+      ptx::cp_async_bulk_prefetch_L2_global(src + pf, chunk_bytes(pf, bulk, stage_bytes));
+    }
+    const uint64_t off = c * stage_bytes;
+    const uint32_t n = chunk_bytes(off, bulk, stage_bytes);
+    pipe.acquire(s, n);
+    load_chunk(stage_mem + size_t(s.index()) * stage_bytes, src + off, n, &pipe.full(s), hint, policy);
+  }
+  pipe.drain(s);
+}
+
+// The store of one 16-byte vector from registers on the st_global path.
+enum class st_kind : int { wb, cs, hint };
+
+template <st_kind K>
+__device__ __forceinline__ void st16(uint8_t* gmem, uint4 v, uint64_t policy) {
+  if constexpr (K == st_kind::cs)
+    ptx::st_global_cs_v4_u32(gmem, v);
+  else if constexpr (K == st_kind::hint)
+    ptx::st_global_L2_cache_hint_v4_u32(gmem, v, policy);
+  else
+    ptx::st_global_v4_u32(gmem, v);
+}
+
+// The fused kernels' transform of 16 bytes (8 bf16); the plain copy passes them through.
+template <bool Axpb>
+__device__ __forceinline__ uint4 transform16(uint4 v, float a, float b) {
+  if constexpr (Axpb) {
+    v.x = axpb2(v.x, a, b);
+    v.y = axpb2(v.y, a, b);
+    v.z = axpb2(v.z, a, b);
+    v.w = axpb2(v.w, a, b);
+  }
+  return v;
+}
+
 }  // namespace detail
 
 // ---- 1-D: cp.async.bulk both ways ----------------------------------------------------------
@@ -195,22 +278,7 @@ __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict_
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
-      const bool hint = k.load_policy != l2_evict::none;
-      const uint64_t policy = hint ? detail::l2_policy(k.load_policy) : 0;
-      const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
-      auto s = pipe.producer_start();
-      for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
-        // Issued before the wait for a free stage: DRAM reads run ahead of what shared memory holds.
-        if (ahead != 0 && c + ahead < cr.end) {
-          const uint64_t pf = (c + ahead) * stage_bytes;
-          ptx::cp_async_bulk_prefetch_L2_global(src + pf, detail::chunk_bytes(pf, bulk, stage_bytes));
-        }
-        const uint64_t off = c * stage_bytes;
-        const uint32_t n = detail::chunk_bytes(off, bulk, stage_bytes);
-        pipe.acquire(s, n);
-        detail::load_chunk(stage_mem + size_t(s.index()) * stage_bytes, src + off, n, &pipe.full(s), hint, policy);
-      }
-      pipe.drain(s);
+      detail::produce_bulk(pipe, stage_mem, src, bulk, stage_bytes, cr, k);
     } else if (blockIdx.x == 0) {
       for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last < 16 bytes
     }
@@ -323,21 +391,7 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
-      const bool hint = k.load_policy != l2_evict::none;
-      const uint64_t policy = hint ? detail::l2_policy(k.load_policy) : 0;
-      const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
-      auto s = pipe.producer_start();
-      for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
-        if (ahead != 0 && c + ahead < cr.end) {
-          const uint64_t pf = (c + ahead) * stage_bytes;
-          ptx::cp_async_bulk_prefetch_L2_global(src + pf, detail::chunk_bytes(pf, bulk, stage_bytes));
-        }
-        const uint64_t off = c * stage_bytes;
-        const uint32_t nb = detail::chunk_bytes(off, bulk, stage_bytes);
-        pipe.acquire(s, nb);
-        detail::load_chunk(stage_mem + size_t(s.index()) * stage_bytes, src + off, nb, &pipe.full(s), hint, policy);
-      }
-      pipe.drain(s);
+      detail::produce_bulk(pipe, stage_mem, src, bulk, stage_bytes, cr, k);
     } else if (blockIdx.x == 0) {
       for (uint64_t i = bulk / 2 + (lane - 1); i < n; i += 31) y[i] = detail::axpb(x[i], a, b);
     }
@@ -377,6 +431,72 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
       ptx::fence_proxy_async_shared_cta();
       __syncwarp();
       if (lane == 0) (void)ptx::mbarrier_arrive<ptx::sem::release, ptx::scope::cta>(&ready[s.index()]);
+    }
+  }
+}
+
+// ---- bulk loads, ordinary stores: cp.async.bulk in, ld.shared + st.global out ----------------
+
+// The 1-D copy (Axpb false) and the fused y = a*x + b (Axpb true, `bytes` = 2n) with the stores
+// off the TMA unit. Warp 0 lane 0 loads as in the bulk kernels; the other warps (blockDim / 32 - 1
+// of them, all consumers of the pipeline) read every stage 16 bytes per thread, transform in
+// registers, store to global memory and release the stage, one arrive per warp. No proxy fence is
+// needed on this path: shared memory is only read by the generic proxy (after the full barrier's
+// acquire) and only written by the copy engine (after the empty barrier's release/acquire).
+template <int Stages, bool Axpb, detail::st_kind K>
+__global__ void __launch_bounds__(32 + 16 * 32) stream_ldst_kernel(uint8_t* __restrict__ dst,
+                                                                   const uint8_t* __restrict__ src, uint64_t bytes,
+                                                                   uint32_t stage_bytes, stream_knobs k, float a,
+                                                                   float b) {
+  using pipe_t = detail::copy_pipe<Stages>;
+  __shared__ typename pipe_t::storage ring;
+  extern __shared__ __align__(1024) uint8_t stage_mem[];
+  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+  const uint32_t store_warps = blockDim.x / 32u - 1u;
+  pipe_t pipe = pipe_t::init(ring, pipeline_params{store_warps, 1u, false});
+
+  const uint64_t bulk = bytes & ~uint64_t(15);
+  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
+
+  if (warp == 0) {
+    if (lane == 0) {
+      detail::produce_bulk(pipe, stage_mem, src, bulk, stage_bytes, cr, k);
+    } else if (blockIdx.x == 0) {
+      if constexpr (Axpb) {  // the last < 8 elements
+        const auto* x = reinterpret_cast<const __nv_bfloat16*>(src);
+        auto* y = reinterpret_cast<__nv_bfloat16*>(dst);
+        for (uint64_t i = bulk / 2 + (lane - 1); i < bytes / 2; i += 31) y[i] = detail::axpb(x[i], a, b);
+      } else {  // the last < 16 bytes
+        for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst[i] = src[i];
+      }
+    }
+  } else {
+    const uint32_t t = threadIdx.x - 32u, threads = store_warps * 32u;
+    const uint64_t policy = K == detail::st_kind::hint ? detail::l2_policy(k.store_policy) : 0;
+    // Each thread has kBatch independent ld.shared in flight before its stores, so the shared
+    // memory latency is paid once per batch rather than once per vector.
+    constexpr uint32_t kBatch = 4;
+    auto s = pipe.consumer_start();
+    for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
+      pipe.wait(s);  // try_wait.parity.acquire: the bulk load's bytes are visible to ld.shared
+      const uint64_t off = c * stage_bytes;
+      const uint32_t vecs = detail::chunk_bytes(off, bulk, stage_bytes) / 16u;
+      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
+      uint8_t* out = dst + off;
+      uint32_t i = t;
+      for (; i + (kBatch - 1) * threads < vecs; i += kBatch * threads) {
+        uint4 v[kBatch];
+#pragma unroll
+        for (uint32_t u = 0; u < kBatch; ++u) v[u] = ptx::ld_shared_v4_u32(stage + size_t(i + u * threads) * 16u);
+#pragma unroll
+        for (uint32_t u = 0; u < kBatch; ++u)
+          detail::st16<K>(out + size_t(i + u * threads) * 16u, detail::transform16<Axpb>(v[u], a, b), policy);
+      }
+      for (; i < vecs; i += threads)
+        detail::st16<K>(out + size_t(i) * 16u, detail::transform16<Axpb>(ptx::ld_shared_v4_u32(stage + size_t(i) * 16u), a, b),
+                        policy);
+      pipe.release(s);  // __syncwarp, then lane 0's arrive.release: this warp's reads precede the refill
     }
   }
 }
@@ -428,6 +548,15 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
                          " is not a hopper::kernels::l2_evict");
   if (static_cast<unsigned>(cfg.order) > 1u)
     copy_reject(who, "chunk_order value " + std::to_string(unsigned(cfg.order)) + " is not a hopper::kernels::chunk_order");
+  if (static_cast<unsigned>(cfg.path) > 1u)
+    copy_reject(who, "store_path value " + std::to_string(unsigned(cfg.path)) + " is not a hopper::kernels::store_path");
+  if (cfg.path == store_path::st_global) {
+    if (cfg.store_warps < 1 || cfg.store_warps > 16)
+      copy_reject(who, "store_warps = " + std::to_string(cfg.store_warps) + " is out of range 1..16");
+    if (cfg.streaming_store && cfg.store_policy != l2_evict::none)
+      copy_reject(who, "streaming_store (st.global.cs) and store_policy (st.global.L2::cache_hint) are exclusive: "
+                       "choose one");
+  }
   if (cfg.blocks_per_sm < 1 || cfg.blocks_per_sm > 32)
     copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " is out of range 1..32");
   const uint64_t smem = uint64_t(cfg.stages) * cfg.stage_bytes;
@@ -481,6 +610,49 @@ inline cudaError_t dispatch(uint32_t stages, uint32_t lag, F&& f) {
   }
 }
 
+// Runtime (stages, store kind) to the st_global instance of stream_ldst_kernel; F gets the pointer.
+template <bool Axpb, class F>
+inline cudaError_t dispatch_ldst(uint32_t stages, st_kind kind, F&& f) {
+  auto by_kind = [&](auto st) -> cudaError_t {
+    constexpr int S = decltype(st)::value;
+    switch (kind) {
+      case st_kind::cs: return f(&stream_ldst_kernel<S, Axpb, st_kind::cs>);
+      case st_kind::hint: return f(&stream_ldst_kernel<S, Axpb, st_kind::hint>);
+      default: return f(&stream_ldst_kernel<S, Axpb, st_kind::wb>);
+    }
+  };
+  switch (stages) {
+    case 2: return by_kind(std::integral_constant<int, 2>{});
+    case 3: return by_kind(std::integral_constant<int, 3>{});
+    case 4: return by_kind(std::integral_constant<int, 4>{});
+    case 6: return by_kind(std::integral_constant<int, 6>{});
+    case 8: return by_kind(std::integral_constant<int, 8>{});
+    case 12: return by_kind(std::integral_constant<int, 12>{});
+    default: return by_kind(std::integral_constant<int, 16>{});
+  }
+}
+
+inline st_kind st_kind_of(const stream_copy_config& c) {
+  if (c.streaming_store) return st_kind::cs;
+  return c.store_policy == l2_evict::none ? st_kind::wb : st_kind::hint;
+}
+
+// Launches the st_global path (checked arguments, bytes > 0).
+template <bool Axpb>
+inline cudaError_t launch_ldst(uint8_t* dst, const uint8_t* src, uint64_t bytes, float a, float b,
+                               const stream_copy_config& cfg, cudaStream_t stream) {
+  const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
+  const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+  const uint32_t threads = 32u + 32u * cfg.store_warps;
+  return dispatch_ldst<Axpb>(cfg.stages, st_kind_of(cfg), [&](auto kernel) {
+    uint32_t grid = 0;
+    cudaError_t e = persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
+    if (e != cudaSuccess) return e;
+    kernel<<<grid, threads, smem, stream>>>(dst, src, bytes, cfg.stage_bytes, knobs_of(cfg), a, b);
+    return cudaGetLastError();
+  });
+}
+
 template <int S, int L> struct k1d { static auto get() { return &stream_copy_1d_kernel<S, L>; } };
 template <int S, int L> struct k2d { static auto get() { return &stream_copy_2d_kernel<S, L>; } };
 template <int S, int L> struct kaxpb { static auto get() { return &stream_axpb_bf16_kernel<S, L>; } };
@@ -494,6 +666,9 @@ inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
                                   cudaStream_t stream = nullptr) {
   detail::check_copy_args("stream_copy_1d", dst, src, bytes, cfg, 16);
   if (bytes == 0) return cudaSuccess;
+  if (cfg.path == store_path::st_global)
+    return detail::launch_ldst<false>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes, 0.f, 0.f,
+                                      cfg, stream);
   const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
   const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
   return detail::dispatch<detail::k1d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
@@ -518,6 +693,9 @@ struct stream_copy_2d_plan {
   // Validates, encodes the two maps (bytes viewed as rows of 256 s32), picks the kernel's shape.
   static stream_copy_2d_plan make(void* dst, const void* src, uint64_t bytes, const stream_copy_config& cfg = {}) {
     detail::check_copy_args("stream_copy_2d", dst, src, bytes, cfg, stream_copy_2d_row_bytes);
+    if (cfg.path != store_path::bulk)
+      detail::copy_reject("stream_copy_2d", "store_path st_global is offered by the 1-D and fused kernels only "
+                                            "(the 2-D copy stores through its tensor map)");
     if (bytes / stream_copy_2d_row_bytes > (uint64_t(1) << 31) - 1)
       detail::copy_reject("stream_copy_2d", "bytes = " + std::to_string(bytes) +
                                                 " is more than 2^31-1 rows of 1024 bytes (s32 coordinates)");
@@ -557,9 +735,12 @@ inline cudaError_t stream_copy_2d(void* dst, const void* src, uint64_t bytes,
 }
 
 // y[i] = bf16(a * x[i] + b) (fp32 FMA, round to nearest even) for n elements, streamed through
-// shared memory: the same copy with cfg.transform_warps warps transforming each stage in place.
+// shared memory. store_path::st_global (the default): the store warps transform in registers and
+// store; store_path::bulk: cfg.transform_warps warps transform each stage in place and one thread
+// stores it with a bulk copy.
 inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, uint64_t n, float a, float b,
-                                    const stream_copy_config& cfg = {}, cudaStream_t stream = nullptr) {
+                                    const stream_copy_config& cfg = stream_axpb_bf16_default(),
+                                    cudaStream_t stream = nullptr) {
   const uint32_t threads = 64u + 32u * cfg.transform_warps;
   if (cfg.transform_warps < 1 || cfg.transform_warps > 16)
     detail::copy_reject("stream_axpb_bf16", "transform_warps = " + std::to_string(cfg.transform_warps) +
@@ -568,6 +749,9 @@ inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, ui
     detail::copy_reject("stream_axpb_bf16", "n = " + std::to_string(n) + " elements overflows the byte count");
   detail::check_copy_args("stream_axpb_bf16", y, x, n * 2u, cfg, 16);
   if (n == 0) return cudaSuccess;
+  if (cfg.path == store_path::st_global)
+    return detail::launch_ldst<true>(reinterpret_cast<uint8_t*>(y), reinterpret_cast<const uint8_t*>(x), n * 2u, a, b,
+                                     cfg, stream);
   const uint64_t chunks = ((n * 2u & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
   const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
   return detail::dispatch<detail::kaxpb>(cfg.stages, cfg.store_lag, [&](auto kernel) {

@@ -211,6 +211,72 @@ TEST(StreamCopy, PrefetchEvictionAndChunkOrderCopyExactly) {
       }
 }
 
+// ---- the st_global store path: bulk loads, ld.shared + st.global from the store warps -----------
+
+stream_copy_config st_global(uint32_t stages, uint32_t stage_bytes, uint32_t blocks_per_sm, uint32_t warps) {
+  stream_copy_config c = hopper::kernels::stream_copy_st_global_default();
+  c.stages = stages, c.stage_bytes = stage_bytes, c.blocks_per_sm = blocks_per_sm, c.store_warps = warps;
+  return c;
+}
+
+TEST(StreamCopyStGlobal, EverySizeMatchesTheSource) {
+  HOPPER_REQUIRE_SM90();
+  const stream_copy_config cfg = hopper::kernels::stream_copy_st_global_default();
+  ASSERT_EQ(cfg.path, hopper::kernels::store_path::st_global);
+  for (size_t n : sizes_for(cfg.stage_bytes)) check_copy(variant::d1, n, cfg);
+}
+
+TEST(StreamAxpbStGlobal, EverySizeMatchesTheReference) {
+  HOPPER_REQUIRE_SM90();
+  const stream_copy_config cfg = hopper::kernels::stream_copy_st_global_default();
+  for (size_t bytes : sizes_for(cfg.stage_bytes)) check_axpb(bytes / 2 + (bytes & 1), cfg);
+}
+
+// Every stage count, store warps from 1 to 16 (stages whose 16-byte vectors are not a multiple of
+// the threads, nor of the 4-vector batch), each store form, several CTAs per SM.
+TEST(StreamCopyStGlobal, EveryShapeWarpsAndStoreFormCopyExactly) {
+  HOPPER_REQUIRE_SM90();
+  using hopper::kernels::l2_evict;
+  const size_t n = (size_t(5) << 20) + 4096 + 3;
+  for (uint32_t stages : {2u, 3u, 4u, 6u, 8u, 12u, 16u})
+    for (uint32_t warps : {1u, 3u, 8u, 16u})
+      for (int form : {0, 1, 2}) {  // st.global, st.global.cs, st.global.L2::cache_hint
+        stream_copy_config c = st_global(stages, stages <= 8 ? 16384 + 16 * stages : 8192 - 48, stages <= 4 ? 2 : 1, warps);
+        c.streaming_store = form == 1;
+        c.store_policy = form == 2 ? (warps == 3 ? l2_evict::last : l2_evict::first) : l2_evict::none;
+        SCOPED_TRACE(testing::Message() << "store_warps " << warps << " form " << form);
+        check_copy(variant::d1, n, c);
+        if (form != 1 || stages == 4) check_axpb(n / 2, c);
+      }
+}
+
+// The shapes the benchmark sweeps (with load-side prefetch and hints), small stages wrapped many
+// times, and a stage smaller than one vector per thread.
+TEST(StreamCopyStGlobal, SweptShapesAndSmallStagesCopyExactly) {
+  HOPPER_REQUIRE_SM90();
+  using hopper::kernels::chunk_order;
+  using hopper::kernels::l2_evict;
+  struct shape { uint32_t stages, kib, bpsm; };
+  const size_t n = (size_t(9) << 20) + 1040 + 9;
+  for (shape sh : {shape{2, 96, 1}, shape{3, 64, 1}, shape{4, 48, 1}, shape{4, 32, 1}, shape{8, 24, 1},
+                   shape{6, 32, 1}, shape{12, 16, 1}, shape{4, 24, 2}, shape{2, 48, 2}, shape{2, 32, 3}, shape{4, 8, 4}})
+    for (uint32_t warps : {2u, 4u, 8u, 16u}) {
+      if (sh.bpsm * (32 + 32 * warps) > 2048) continue;
+      stream_copy_config c = st_global(sh.stages, sh.kib * 1024, sh.bpsm, warps);
+      c.streaming_store = warps == 4;
+      c.prefetch_chunks = warps == 8 ? 2 : 0;
+      c.load_policy = warps == 8 ? l2_evict::first : l2_evict::none;
+      c.order = warps == 16 ? chunk_order::contiguous : chunk_order::interleaved;
+      check_copy(variant::d1, n, c);
+      check_axpb(n / 2, c);
+    }
+  stream_copy_config c = st_global(4, 1024, 8, 4);  // many more chunks than CTAs
+  for (size_t bytes : {size_t(1) << 20, (size_t(2) << 20) + 1040 + 15}) check_copy(variant::d1, bytes, c);
+  c = st_global(3, 48 + 16 * 7, 4, 16);  // 10 vectors per stage for 512 threads
+  check_copy(variant::d1, (size_t(1) << 20) + 77, c);
+  check_axpb((size_t(1) << 19) + 5, c);
+}
+
 // ---- rejections (no GPU needed: validation precedes every CUDA call) ---------------------------
 
 template <class F>
@@ -261,6 +327,24 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
   expect_reject([&] {
     (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.order = hopper::kernels::chunk_order(2); }));
   }, "chunk_order value 2");
+  const stream_copy_config st = hopper::kernels::stream_copy_st_global_default();
+  auto with_st = [&](auto edit) { stream_copy_config c = st; edit(c); return c; };
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_st([](auto& c) { c.store_warps = 0; })); },
+                "store_warps = 0");
+  expect_reject([&] {
+    (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d), reinterpret_cast<const __nv_bfloat16*>(s),
+                                            100, 1.f, 0.f, with_st([](auto& c) { c.store_warps = 17; }));
+  }, "store_warps = 17");
+  expect_reject([&] {
+    (void)stream_copy_1d(d, s, 100, with_st([](auto& c) {
+      c.streaming_store = true;
+      c.store_policy = hopper::kernels::l2_evict::first;
+    }));
+  }, "exclusive");
+  expect_reject([&] { (void)stream_copy_2d(d, s, 1 << 20, st); }, "1-D and fused kernels only");
+  expect_reject([&] {
+    (void)stream_copy_1d(d, s, 100, with_st([](auto& c) { c.path = hopper::kernels::store_path(5); }));
+  }, "store_path value 5");
 }
 
 }  // namespace

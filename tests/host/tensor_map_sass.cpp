@@ -64,7 +64,9 @@ extern "C" __global__ void pf4(const __grid_constant__ hopper::tensor_map m, int
 extern "C" __global__ void pfm(const __grid_constant__ hopper::tensor_map m) { prefetch_tensormap(m); }
 void* instances[] = {(void*)&hopper::kernels::stream_copy_1d_kernel<8, 1>,
                      (void*)&hopper::kernels::stream_copy_2d_kernel<8, 1>,
-                     (void*)&hopper::kernels::stream_axpb_bf16_kernel<8, 1>};
+                     (void*)&hopper::kernels::stream_axpb_bf16_kernel<8, 1>,
+                     (void*)&hopper::kernels::stream_ldst_kernel<8, false, hopper::kernels::detail::st_kind::wb>,
+                     (void*)&hopper::kernels::stream_ldst_kernel<8, true, hopper::kernels::detail::st_kind::wb>};
 )";
 
 struct sass {
@@ -141,12 +143,25 @@ TEST(TensorMapSass, StreamCopyKernelsAreBulkCopiesWithoutSpills) {
   REQUIRE_SASS();
   EXPECT_NE(s.ptxas.find("stream_copy_1d_kernel"), std::string::npos) << s.ptxas;
   EXPECT_EQ(count(s.ptxas, "bytes spill stores"), count(s.ptxas, "0 bytes spill stores")) << s.ptxas;
-  const std::string k1 = function_sass(s.text, "_ZN6hopper7kernels21stream_copy_1d_kernelILi8ELi1EEEvPhPKhmj");
+  const std::string k1 =
+      function_sass(s.text, "_ZN6hopper7kernels21stream_copy_1d_kernelILi8ELi1EEEvPhPKhmjNS0_12stream_knobsE");
   ASSERT_FALSE(k1.empty());
-  EXPECT_EQ(count(k1, "UBLKCP.S.G"), 1u) << "one bulk load in the producer loop";
-  EXPECT_EQ(count(k1, "UBLKCP.G.S"), 1u) << "one bulk store in the storer loop";
+  EXPECT_EQ(count(k1, "UBLKCP.S.G"), 2u) << "one bulk load in the producer loop, plain and .L2::cache_hint";
+  EXPECT_EQ(count(k1, "UBLKCP.G.S"), 2u) << "one bulk store in the storer loop, plain and .L2::cache_hint";
   EXPECT_EQ(count(k1, "MEMBAR"), 0u) << "no memory barrier: ordering is the mbarriers' and the bulk groups'";
   EXPECT_EQ(count(k1, "LDL") + count(k1, "STL"), 0u);
+  // The st_global path: bulk loads, no bulk store, 16-byte ld.shared / st.global pairs.
+  for (const char* name : {"_ZN6hopper7kernels18stream_ldst_kernelILi8ELb0ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff",
+                           "_ZN6hopper7kernels18stream_ldst_kernelILi8ELb1ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff"}) {
+    const std::string k = function_sass(s.text, name);
+    ASSERT_FALSE(k.empty()) << name;
+    EXPECT_EQ(count(k, "UBLKCP.S.G"), 2u) << name;
+    EXPECT_EQ(count(k, "UBLKCP.G.S"), 0u) << name;
+    EXPECT_GE(count(k, "LDS.128"), 5u) << "a batch of four and the remainder:\n" << k;
+    EXPECT_EQ(count(k, "STG.E.128"), count(k, "LDS.128")) << k;
+    EXPECT_EQ(count(k, "MEMBAR"), 0u) << name;
+    EXPECT_EQ(count(k, "LDL") + count(k, "STL"), 0u) << name;
+  }
   EXPECT_GE(count(s.text, "UTMALDG.2D"), 1u);
   EXPECT_GE(count(s.text, "UTMASTG.2D"), 1u);
 }
