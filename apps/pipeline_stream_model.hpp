@@ -129,7 +129,7 @@ stream_outcome run_once(const host_case& c, bool keep_timeline = false) {
     w.spawn("producer", [&, b, rank] {
       pipeline_backend be(host, int(b), 0, true);
       pipe_t pipe = pipe_t::init(st[b], p, be);
-      auto s = c.m == mutant::producer_parity_0 ? typename pipe_t::state(0, 0, 0) : pipe.producer_start();
+      auto s = c.m == mutant::producer_parity_0 ? typename pipe_t::state(0, hopper::parity(0)) : pipe.producer_start();
       for (; s.iter() < c.tiles; ++s) {
         uint32_t bytes = c.stage_bytes;
         if (c.m == mutant::bytes_minus_16 && s.iter() == c.tiles / 2) bytes -= 16;
@@ -156,7 +156,7 @@ stream_outcome run_once(const host_case& c, bool keep_timeline = false) {
       w.spawn("consumer " + std::to_string(k), [&, b, k] {
         pipeline_backend be(host, int(b), 1 + k, false);
         pipe_t pipe = pipe_t::init(st[b], p, be);
-        auto s = c.m == mutant::consumer_parity_1 ? typename pipe_t::state(0, 1, 0) : pipe.consumer_start();
+        auto s = c.m == mutant::consumer_parity_1 ? typename pipe_t::state(0, hopper::parity(1)) : pipe.consumer_start();
         std::vector<uint32_t> got(words);
         for (; s.iter() < c.tiles; ++s) {
           pipe.wait(s);

@@ -402,8 +402,7 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
     auto r = s;
     for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
       // acquire: the transform warps' generic writes, fenced to the async proxy, come first.
-      while (!ptx::mbarrier_try_wait_parity<ptx::sem::acquire, ptx::scope::cta>(&ready[s.index()], s.phase())) {
-      }
+      mbarrier(&ready[s.index()]).wait(s.parity());
       const uint64_t off = c * stage_bytes;
       const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
       detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {

@@ -44,7 +44,7 @@ class phase {
 
 // Position in a ring of Stages buffers and barriers (seed §10, §15): index() selects the stage,
 // parity() is the phase to wait for on that stage's barrier, and ++ moves to the next stage,
-// flipping the parity when the index wraps to 0. iteration() counts the steps taken.
+// flipping the parity when the index wraps to 0. iter() counts the steps taken.
 template <uint32_t Stages>
 class stage_state {
   static_assert(Stages >= 1, "stage_state needs at least one stage");
@@ -55,7 +55,7 @@ class stage_state {
       : index_(index % Stages), parity_(p), iteration_(iteration) {}
   HOPPER_HD constexpr uint32_t index() const { return index_; }
   HOPPER_HD constexpr hopper::parity parity() const { return parity_; }
-  HOPPER_HD constexpr uint32_t iteration() const { return iteration_; }
+  HOPPER_HD constexpr uint32_t iter() const { return iteration_; }
   HOPPER_HD static constexpr uint32_t stages() { return Stages; }
   HOPPER_HD stage_state& operator++() {
     ++iteration_;

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hopper/phase.cuh"
 #include "hopper/trace.cuh"
 
 // Host and device: the class is instantiated with a device backend (device code) and with the
@@ -38,30 +39,6 @@
 #define HOPPER_PIPE_HD HOPPER_PIPE_EXEC_CHECK_OFF HOPPER_PIPE_FN
 
 namespace hopper {
-
-// The stage/phase state each thread keeps in registers (seed §15): which stage of the ring, which
-// parity of that stage's barrier to wait for, and how many iterations have passed. Incrementing
-// past the last stage wraps to stage 0 and flips the parity (the barrier is reused one phase on).
-template <int Stages>
-class pipeline_state {
- public:
-  HOPPER_PIPE_HD constexpr pipeline_state(uint32_t index, uint32_t phase, uint32_t iter)
-      : index_(index), phase_(phase), iter_(iter) {}
-  HOPPER_PIPE_HD constexpr uint32_t index() const { return index_; }
-  HOPPER_PIPE_HD constexpr uint32_t phase() const { return phase_; }
-  HOPPER_PIPE_HD constexpr uint32_t iter() const { return iter_; }
-  HOPPER_PIPE_HD pipeline_state& operator++() {
-    ++iter_;
-    if (++index_ == uint32_t(Stages)) {
-      index_ = 0;
-      phase_ ^= 1u;  // seed §15: phase ^= 1 at the end of each round of the ring
-    }
-    return *this;
-  }
-
- private:
-  uint32_t index_, phase_, iter_;
-};
 
 // Bytes a stage carries when its contents are given as types: the sum of their sizes. A bulk copy
 // moves a multiple of 16 bytes, so a stage whose size is not is rejected at compile time.
@@ -88,7 +65,9 @@ class pipeline {
 
  public:
   using barrier_type = typename Backend::barrier_type;
-  using state = pipeline_state<Stages>;
+  // The stage/phase state each thread keeps in registers (seed §15): ++ wraps the stage index
+  // and flips the parity.
+  using state = stage_state<uint32_t(Stages)>;
   static constexpr int stages = Stages;
 
   // The barriers, placed in shared memory by the kernel (on the host: in the model's CTA).
@@ -121,8 +100,8 @@ class pipeline {
 
   // The producer starts on the opposite parity: at start every stage is empty, and a wait for
   // parity 1 on a fresh barrier (phase 0 in progress) succeeds at once (seed §13.1, §15).
-  HOPPER_PIPE_HD state producer_start() const { return state(0u, 1u, 0u); }
-  HOPPER_PIPE_HD state consumer_start() const { return state(0u, 0u, 0u); }
+  HOPPER_PIPE_HD state producer_start() const { return state(0u, parity(1u)); }
+  HOPPER_PIPE_HD state consumer_start() const { return state(0u, parity(0u)); }
 
   HOPPER_PIPE_HD barrier_type& full(const state& s) const { return st_->full[s.index()]; }
   HOPPER_PIPE_HD barrier_type& empty(const state& s) const { return st_->empty[s.index()]; }
@@ -134,7 +113,7 @@ class pipeline {
   // bytes are the whole stage, whichever CTAs' producers deliver them.
   HOPPER_PIPE_HD void acquire(const state& s, uint32_t bytes) {
     trace(trace::event::acquire_begin, s, 0);
-    be_.wait(st_->empty[s.index()], s.phase(), p_.cluster_size > 1);
+    be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
     be_.arrive_expect_tx(st_->full[s.index()], bytes);
     trace(trace::event::acquire_end, s, 0);
   }
@@ -157,7 +136,7 @@ class pipeline {
   // its bytes landed; .acquire makes them visible to this thread's loads (seed §13.3).
   HOPPER_PIPE_HD void wait(const state& s) {
     trace(trace::event::wait_begin, s, 1);
-    be_.wait(st_->full[s.index()], s.phase(), false);
+    be_.wait(st_->full[s.index()], s.parity().value(), false);
     trace(trace::event::wait_end, s, 1);
   }
 
@@ -181,7 +160,7 @@ class pipeline {
   // still arrive on its empty barriers. A stage never used passes at once (fresh parity).
   HOPPER_PIPE_HD void drain(state s) {
     trace(trace::event::drain_begin, s, 0);
-    for (int k = 0; k < Stages; ++k, ++s) be_.wait(st_->empty[s.index()], s.phase(), p_.cluster_size > 1);
+    for (int k = 0; k < Stages; ++k, ++s) be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
     trace(trace::event::drain_end, s, 0);
   }
 

@@ -101,18 +101,18 @@ TEST(PipelineConfig, RejectsBadStageSizes) {
 }
 
 TEST(PipelineState, WrapsAndFlipsParity) {
-  hopper::pipeline_state<3> s(0, 1, 0);  // a producer's start
+  hopper::stage_state<3> s(0, hopper::parity(1));  // a producer's start
   const uint32_t want_index[] = {0, 1, 2, 0, 1, 2, 0};
   const uint32_t want_phase[] = {1, 1, 1, 0, 0, 0, 1};
   for (int i = 0; i < 7; ++i, ++s) {
     EXPECT_EQ(s.iter(), uint32_t(i));
     EXPECT_EQ(s.index(), want_index[i]);
-    EXPECT_EQ(s.phase(), want_phase[i]);
+    EXPECT_EQ(s.parity().value(), want_phase[i]);
   }
-  hopper::pipeline_state<1> one(0, 0, 0);  // one stage: the parity flips every iteration
+  hopper::stage_state<1> one(0, hopper::parity(0));  // one stage: the parity flips every iteration
   ++one;
   EXPECT_EQ(one.index(), 0u);
-  EXPECT_EQ(one.phase(), 1u);
+  EXPECT_EQ(one.parity().value(), 1u);
 }
 
 TEST(PipelineState, BytesFromTileTypes) {
