@@ -168,13 +168,14 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["tile_n"] = plans[0]->cfg().bn;
   state.counters["cluster"] = plans[0]->cfg().cluster;
   state.counters["splits"] = plans[0]->cfg().splits;
+  state.counters["pingpong"] = plans[0]->cfg().pingpong ? 1 : 0;
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
   state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " +
                  clock_before + " -> " + clock_after + (named ? "; named" : ""));
   const auto& cf = plans[0]->cfg();
   const std::string tag = forced ? "_bn" + std::to_string(cf.bn) + "c" + std::to_string(cf.cluster) + "s" +
-                                       std::to_string(cf.splits)
+                                       std::to_string(cf.splits) + (cf.pingpong ? "pp" : "")
                                  : "";
   std::printf("RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
               "sm clock %s -> %s MHz)\n",
@@ -230,6 +231,23 @@ void register_all() {
             bench_shape(st, s.M, s.N, s.K, true, false, &c);
           })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
         }
+    // The ping-pong kernel (128 x 128 tiles, 6 stages, no split) on every named shape and the sweep's
+    // few-tile shapes, against the rule's choice above (gemm/...) in the same run.
+    const shape pp[] = {{8192, 8192, 8192, false},  {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
+                        {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
+                        {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
+                        {6144, 6144, 6144, false}};
+    for (const shape& s : pp) {
+      hopper::gemm::config c;
+      c.bn = 128;
+      c.stages = 6;
+      c.cluster = s.M > 128 ? 2 : 1;
+      c.pingpong = true;
+      const std::string name = "gemm_pp/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+      benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
+        bench_shape(st, s.M, s.N, s.K, true, false, &c);
+      })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+    }
   }
   benchmark::RegisterBenchmark("gemm/8192x8192x8192_uniform",
                                [](benchmark::State& st) { bench_shape(st, 8192, 8192, 8192, false, false); })

@@ -61,20 +61,22 @@ cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, con
   return cudaLaunchKernelEx(&cfg, kern, a, b, c, kp);
 }
 
-template <int BN, int STAGES, int CLUSTER, class OutT>
+template <int BN, int STAGES, int CLUSTER, class OutT, bool PP = false>
 cudaError_t launch_layouts(bool a_mn, bool b_mn, const hopper::tensor_map& a, const hopper::tensor_map& b,
                            const hopper::tensor_map& c, const kernel_params& kp, int sms, cudaStream_t s,
                            int* grid) {
-  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, false>>(a, b, c, kp, sms, s, grid);
-  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, true>>(a, b, c, kp, sms, s, grid);
-  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, false>>(a, b, c, kp, sms, s, grid);
-  return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, true>>(a, b, c, kp, sms, s, grid);
+  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, false, PP>>(a, b, c, kp, sms, s, grid);
+  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, true, PP>>(a, b, c, kp, sms, s, grid);
+  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, false, PP>>(a, b, c, kp, sms, s, grid);
+  return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, true, PP>>(a, b, c, kp, sms, s, grid);
 }
 
 template <class OutT>
 cudaError_t launch_config(const config& cf, bool a_mn, bool b_mn, const hopper::tensor_map& a,
                           const hopper::tensor_map& b, const hopper::tensor_map& c, const kernel_params& kp,
                           int sms, cudaStream_t s, int* grid) {
+  if (cf.pingpong && cf.cluster == 2) return launch_layouts<128, 6, 2, OutT, true>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
+  if (cf.pingpong) return launch_layouts<128, 6, 1, OutT, true>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
   if (cf.bn == 256 && cf.cluster == 2) return launch_layouts<256, 4, 2, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
   if (cf.bn == 256 && cf.cluster == 1) return launch_layouts<256, 4, 1, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
   if (cf.bn == 128 && cf.cluster == 2) return launch_layouts<128, 6, 2, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
@@ -101,6 +103,9 @@ class plan {
                    std::to_string(cfg_.bk) + ", stages " + std::to_string(cfg_.stages) + ", cluster " +
                    std::to_string(cfg_.cluster) + ", group_m " + std::to_string(cfg_.group_m) +
                    " is not instantiated (128 x 256 x 64 / 4 stages or 128 x 128 x 64 / 6 stages, cluster 1 or 2)");
+    if (cfg_.pingpong && (cfg_.bn != 128 || cfg_.splits != 1))
+      detail::fail("config pingpong with bn = " + std::to_string(cfg_.bn) + ", splits = " + std::to_string(cfg_.splits) +
+                   " is not instantiated (ping-pong runs 128 x 128 tiles without split-K)");
     const int64_t k_blocks = detail::ceil_div(p.K, cfg_.bk);
     if (cfg_.splits < 1 || cfg_.splits > 4 || cfg_.splits > k_blocks)
       detail::fail("config splits = " + std::to_string(cfg_.splits) + " must be 1..4 and at most the " +

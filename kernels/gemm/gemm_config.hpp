@@ -45,6 +45,7 @@ struct config {
   int cluster = 2;   // CTAs along M sharing (multicasting) the B tile
   int group_m = 8;   // cluster-rows per group of the grouped tile order
   int splits = 1;    // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
+  bool pingpong = false;  // each consumer warpgroup owns whole 128 x 128 tiles (bn 128, 6 stages, splits 1)
 };
 
 namespace detail {

@@ -10,9 +10,13 @@
 #ifndef HOPPER_GEMM_INSTANCE_CLUSTER
 #define HOPPER_GEMM_INSTANCE_CLUSTER 2
 #endif
+#ifndef HOPPER_GEMM_INSTANCE_PINGPONG
+#define HOPPER_GEMM_INSTANCE_PINGPONG false
+#endif
 
 using instance_traits = hopper::gemm::kernel_traits<HOPPER_GEMM_INSTANCE_BN, HOPPER_GEMM_INSTANCE_STAGES,
-                                                    HOPPER_GEMM_INSTANCE_CLUSTER, __nv_bfloat16, false, false>;
+                                                    HOPPER_GEMM_INSTANCE_CLUSTER, __nv_bfloat16, false, false,
+                                                    HOPPER_GEMM_INSTANCE_PINGPONG>;
 
 // Taking the address instantiates the kernel template.
 void* hopper_gemm_instance() { return reinterpret_cast<void*>(&hopper::gemm::gemm_kernel<instance_traits>); }

@@ -49,15 +49,20 @@ struct kernel_params {
 };
 
 
-template <int BN_, int STAGES_, int CLUSTER_, class OutT_, bool A_MN_, bool B_MN_>
+// PINGPONG = false, "cooperative": both consumer warpgroups work on one 128 x BN tile (64 rows
+// each) and read every stage. PINGPONG = true: each consumer warpgroup owns whole 128 x BN tiles
+// (the CTA's tiles alternate between them, two m64nBNk16 per k-step), each stage is read by one
+// warpgroup, and the epilogue of one runs while the other computes.
+template <int BN_, int STAGES_, int CLUSTER_, class OutT_, bool A_MN_, bool B_MN_, bool PINGPONG_ = false>
 struct kernel_traits {
   static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_;
-  static constexpr bool A_MN = A_MN_, B_MN = B_MN_;
+  static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
   using OutT = OutT_;
   static constexpr int THREADS = 384;
   static constexpr int CONSUMERS = 2;         // consumer warpgroups
-  static constexpr int WG_M = 64;             // rows per consumer warpgroup
-  static constexpr int ACC = BN / 2;          // fp32 accumulators per thread (m64nBN: 64*BN/128)
+  static constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups reading a stage
+  static constexpr int WG_M = 64;             // rows of one wgmma.m64
+  static constexpr int ACC = BN / 2;          // fp32 accumulators per thread per m64nBN
   static constexpr uint32_t A_BYTES = BM * BK * 2;
   static constexpr uint32_t B_BYTES = BN * BK * 2;
   static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
@@ -86,6 +91,7 @@ struct kernel_traits {
   static_assert(sizeof(OutT) == 2 || sizeof(OutT) == 4, "bf16 or fp32 output");
   static_assert(SMEM <= uint32_t(max_smem_per_block), "fits in 227 KiB of shared memory");
   static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
+  static_assert(!PINGPONG || BN == 128, "ping-pong tiles are 128 x 128: 2 x 64 accumulators per thread");
   static_assert(STAGE_BYTES < (1u << 20), "tx-count limit of an mbarrier phase");
 };
 
@@ -109,6 +115,13 @@ struct ring_pos {
       stage = 0;
       phase ^= 1u;  // seed §15: the barrier is reused one phase on
     }
+  }
+  // Steps over n stages that another warpgroup consumes (ping-pong).
+  template <int STAGES>
+  __device__ __forceinline__ void skip(int n) {
+    const uint32_t t = stage + uint32_t(n);
+    phase ^= (t / uint32_t(STAGES)) & 1u;
+    stage = t % uint32_t(STAGES);
   }
 };
 
@@ -137,6 +150,44 @@ __device__ __forceinline__ void store_pair(uint8_t* dst, float lo, float hi) {
     *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(lo, hi);
   } else {
     *reinterpret_cast<float2*>(dst) = make_float2(lo, hi);
+  }
+}
+
+// The epilogue of one 64-row half tile held by a consumer warpgroup (128 threads, named barrier
+// 1 + w): registers -> one of two 128B-swizzled 64-row x 128-byte shared boxes -> TMA store
+// (seed §19). Swizzled, so the fragment stores are bank-conflict free; before refilling a buffer,
+// the thread that issues the stores waits until the store issued two boxes ago has read it.
+template <class T>
+__device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hopper::tensor_map& tma_c,
+                                           uint8_t* epi, uint32_t& epi_count, int w, int wg_thread,
+                                           int row0, int n0, int N) {
+  using namespace hopper::ptx;
+  const int warp = wg_thread / 32, lane = wg_thread % 32;
+  const int r_lo = warp * 16 + lane / 4;  // rows r_lo and r_lo + 8 of the 64
+#pragma unroll
+  for (int c = 0; c < T::EPI_CHUNKS; ++c) {
+    const int col0 = n0 + c * T::EPI_COLS;
+    if (col0 >= N) break;  // uniform over the warpgroup
+    uint8_t* buf = epi + (epi_count & 1u) * T::EPI_BYTES;
+    if (wg_thread == 0) cp_async_bulk_wait_group_read<1>();
+    bar_sync(1 + w, 128);
+#pragma unroll
+    for (int j = 0; j < T::EPI_COLS / 8; ++j) {
+      const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
+      const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
+      const uint32_t o_lo = hopper::swizzle_offset(hopper::swizzle::b128, r_lo * 128 + col_bytes);
+      const uint32_t o_hi = hopper::swizzle_offset(hopper::swizzle::b128, (r_lo + 8) * 128 + col_bytes);
+      store_pair<typename T::OutT>(buf + o_lo, acc[i], acc[i + 1]);
+      store_pair<typename T::OutT>(buf + o_hi, acc[i + 2], acc[i + 3]);
+    }
+    // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
+    fence_proxy_async_shared_cta();
+    bar_sync(1 + w, 128);
+    if (wg_thread == 0) {
+      cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, row0);
+      cp_async_bulk_commit_group();
+    }
+    ++epi_count;
   }
 }
 
@@ -219,7 +270,7 @@ __global__ void __launch_bounds__(384, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], T::CONSUMERS * CLUSTER);
+      mbarrier_init(&empty[s], T::READERS * CLUSTER);
     }
     fence_mbarrier_init_release_cluster();
     prefetch_tensormap(tma_a);
@@ -287,8 +338,71 @@ __global__ void __launch_bounds__(384, 1)
       }
     }
     __syncwarp();
+  } else if constexpr (T::PINGPONG) {
+    // ---------------- ping-pong consumers ----------------
+    setmaxnreg_inc<T::CONSUMER_REGS>();
+    const int w = wg - 1;  // owns the CTA's work units w, w + 2, w + 4, ... (local order)
+    const int warp = wg_thread / 32, lane = wg_thread % 32;
+    uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
+    uint32_t epi_count = 0;
+    const bool releaser = warp == 0 && lane < CLUSTER;
+    // Ordering barriers 3 and 4: warpgroup w waits on 3 + w for its turn at the tensor cores; the
+    // other warpgroup arrives there once it has issued its last k-block. The producer fills the
+    // ring in the same unit order, so the math runs unit after unit while the epilogue of one
+    // warpgroup overlaps the main loop of the other.
+    constexpr uint32_t ORDER = 3;
+    float acc[2][T::ACC];  // rows [0, 64) and [64, 128) of the tile
+    detail::ring_pos pos;
+    pos.skip<STAGES>(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
+    int j = w;                       // local index of the unit among the CTA's units
+    for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
+      int crow, col;
+      p.sched.coords(u, crow, col);  // splits == 1 (checked by the plan)
+      const int m0 = (crow * CLUSTER + int(rank)) * BM;
+      const int n0 = col * BN;
+      if (j > 0) bar_sync(ORDER + w, 256);
+      uint32_t prev_stage = 0;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        detail::wait_parity<false>(&full[pos.stage], pos.phase);  // RAW guard: bytes landed
+        const uint32_t a_base = smem_addr(sA + pos.stage * T::A_BYTES);
+        const uint32_t b_base = smem_addr(sB + pos.stage * T::B_BYTES);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+          const uint64_t db = T::B_MN ? make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
+                                      : make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const uint64_t da =
+                T::A_MN ? make_wgmma_desc_mnmajor_sw128(a_base + h * T::BOX_MN_BYTES + kk * 2048, T::BOX_MN_BYTES)
+                        : make_wgmma_desc_kmajor_sw128(a_base + h * T::WG_M * 128 + kk * 32);
+            wgmma_m64nNk16_f32_bf16_bf16<BN, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc[h], da, db,
+                                                                                   kb > 0 || kk > 0);
+          }
+        }
+        wgmma_commit_group();
+        wgmma_wait_group<1>();
+        if (kb > 0 && releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+        prev_stage = pos.stage;
+        pos.advance<STAGES>();
+      }
+      // Every k-block is issued: the other warpgroup may start its unit while ours drain. Only
+      // when that unit exists, so that no arrival is left pending on the barrier at exit.
+      if (u + clusters < units) bar_arrive(ORDER + (1 - w), 256);
+      wgmma_wait_group<0>();
+      if (releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+      wgmma_fence_operand(acc[0]);
+      wgmma_fence_operand(acc[1]);
+      pos.skip<STAGES>(k_blocks);  // the other warpgroup's next unit
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row0 = m0 + h * T::WG_M;
+        if (row0 < p.M) detail::store_rows<T>(acc[h], tma_c, epi, epi_count, w, wg_thread, row0, n0, p.N);
+      }
+    }
+    if (wg_thread == 0) cp_async_bulk_wait_group<0>();
   } else {
-    // ---------------- consumers ----------------
+    // ---------------- cooperative consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // 0 or 1: rows [64w, 64w + 64) of the tile
     const int warp = wg_thread / 32, lane = wg_thread % 32;
@@ -343,35 +457,7 @@ __global__ void __launch_bounds__(384, 1)
       if (row0 < p.M && p.splits > 1 &&
           !detail::split_k_fixup<T::ACC>(acc, p, ct * CLUSTER + int(rank), w, split, wg_thread, last_flag + w))
         continue;
-      if (row0 < p.M) {
-        const int r_lo = warp * 16 + lane / 4;  // rows r_lo and r_lo + 8 of the 64
-#pragma unroll
-        for (int c = 0; c < T::EPI_CHUNKS; ++c) {
-          const int col0 = n0 + c * T::EPI_COLS;
-          if (col0 >= p.N) break;  // uniform over the warpgroup
-          uint8_t* buf = epi + (epi_count & 1u) * T::EPI_BYTES;
-          // The store issued two boxes ago read this buffer; it must be done reading.
-          if (wg_thread == 0) cp_async_bulk_wait_group_read<1>();
-          bar_sync(1 + w, 128);
-#pragma unroll
-          for (int j = 0; j < T::EPI_COLS / 8; ++j) {
-            const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
-            const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
-            const uint32_t o_lo = hopper::swizzle_offset(hopper::swizzle::b128, r_lo * 128 + col_bytes);
-            const uint32_t o_hi = hopper::swizzle_offset(hopper::swizzle::b128, (r_lo + 8) * 128 + col_bytes);
-            detail::store_pair<typename T::OutT>(buf + o_lo, acc[i], acc[i + 1]);
-            detail::store_pair<typename T::OutT>(buf + o_hi, acc[i + 2], acc[i + 3]);
-          }
-          // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
-          fence_proxy_async_shared_cta();
-          bar_sync(1 + w, 128);
-          if (wg_thread == 0) {
-            cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, row0);
-            cp_async_bulk_commit_group();
-          }
-          ++epi_count;
-        }
-      }
+      if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, w, wg_thread, row0, n0, p.N);
     }
     // The last stores must have read shared memory before the CTA (and its memory) goes away.
     if (wg_thread == 0) cp_async_bulk_wait_group<0>();

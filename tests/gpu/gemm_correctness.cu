@@ -184,6 +184,12 @@ config forced(int bn, int cluster, int splits = 1) {
   return c;
 }
 
+config pingpong(int cluster) {
+  config c = forced(128, cluster);
+  c.pingpong = true;
+  return c;
+}
+
 // Odd extents with leading dimensions padded to the next multiple of 8 elements (16-byte row
 // pitch, what TMA needs), so the edge handling is tested rather than the validator.
 problem padded(problem p) {
@@ -297,6 +303,65 @@ TEST(GemmEdges, LeadingDimensionsLargerThanExtents) {
   check(p, dist::normal, nullptr, false, 400);
 }
 
+// ---- ping-pong: each consumer warpgroup owns whole tiles, ordered by named barriers ---------------
+
+TEST(GemmPingPong, OneTileOnlyWarpgroupZeroWorks) {  // warpgroup 1 has no unit: no order barrier used
+  HOPPER_REQUIRE_SM90();
+  for (int cl : {1, 2}) {
+    config c = pingpong(cl);
+    SCOPED_TRACE(cl);
+    check(make(128 * cl, 128, 64 * 9), dist::normal, &c, false, 1000 + cl);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(GemmPingPong, SomeCtasTwoUnits) {  // 144 tiles on <= 132 CTAs: warpgroup 1 runs on some only
+  HOPPER_REQUIRE_SM90();
+  config c = pingpong(1);
+  check(make(1536, 1536, 64 * 7), dist::uniform, &c, false, 1010);  // 7 k-blocks through 6 stages
+}
+
+TEST(GemmPingPong, ManyTilesPerCtaEveryLayout) {  // more units than clusters: alternation, skips, order
+  HOPPER_REQUIRE_SM90();
+  int salt = 1020;
+  for (int cl : {1, 2})
+    for (major a : {major::k, major::mn})
+      for (major b : {major::k, major::mn}) {
+        config c = pingpong(cl);
+        SCOPED_TRACE(::testing::Message() << "cluster " << cl << " A " << name(a) << " B " << name(b));
+        // 24 x 23 tiles of 128 x 128 = 552 units (odd per-CTA counts), 5 k-blocks: ring wraps
+        // at a different stage for every unit.
+        check(make(3072, 2944, 320, a, b), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+        ++salt;
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(GemmPingPong, OddShapesAndShortK) {
+  HOPPER_REQUIRE_SM90();
+  const int64_t shapes[][3] = {{200, 264, 136}, {1000, 1000, 1000}, {129, 2570, 72}, {2000, 8, 8}, {8, 1000, 24},
+                               {4100, 1030, 40}};
+  int salt = 1040;
+  for (int cl : {1, 2})
+    for (const auto& s : shapes) {
+      config c = pingpong(cl);
+      SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " cluster " << cl);
+      check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+      ++salt;
+      if (HasFatalFailure()) return;
+    }
+}
+
+TEST(GemmPingPong, Float32OutputAndLargeVsCublas) {
+  HOPPER_REQUIRE_SM90();
+  config c = pingpong(2);
+  check(make(1024, 768, 512, major::k, major::k, out_type::f32), dist::normal, &c, false, 1060);
+  if (HasFatalFailure()) return;
+  check(make(4096, 4096, 1024), dist::uniform, &c, true, 1061);
+  if (HasFatalFailure()) return;
+  check(make(2048, 6144, 4096), dist::normal, &c, true, 1062);
+}
+
 // ---- split-K: partials in the workspace, the last split of a tile sums them ---------------------
 
 TEST(GemmSplitK, EverySplitCountAndConfig) {
@@ -399,6 +464,12 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   EXPECT_THROW(hopper::gemm::plan(make(0, 64, 64), b16, b16, b16), std::invalid_argument);
   config bad = forced(96, 1);
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 64), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(256, 2);
+  bad.pingpong = true;  // ping-pong tiles are 128 x 128
+  EXPECT_THROW(hopper::gemm::plan(make(256, 256, 1024), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(128, 2, 2);
+  bad.pingpong = true;  // no split-K in ping-pong
+  EXPECT_THROW(hopper::gemm::plan(make(256, 256, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(128, 1, 5);  // splits 1..4
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(128, 1, 3);  // more splits than the 2 k-blocks of K = 128

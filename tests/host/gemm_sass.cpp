@@ -116,3 +116,15 @@ TEST(GemmSass, Tile128x128NoCluster) {
   if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
   check_main_loop(s, "HGMMA.64x128x16.F32.BF16");
 }
+
+TEST(GemmSass, PingPong128x128Cluster2) {
+  const sass s = compile("-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_PINGPONG=true",
+                         "pp_c2");
+  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
+  // Two m64n128k16 (rows 0-63 and 64-127 of the warpgroup's tile) per k-step: 8 per stage.
+  check_main_loop(s, "HGMMA.64x128x16.F32.BF16");
+  EXPECT_GE(count(s.text, "HGMMA.64x128x16.F32.BF16"), 8u);
+  // The ordering barriers: one warpgroup waits (BAR.SYNC of 256 threads), the other arrives.
+  EXPECT_GE(count(s.text, "BAR.ARV"), 1u) << "the turn is handed over with bar.arrive";
+  EXPECT_GE(count(s.text, ", 0x100"), 2u) << "ordering barriers count 256 threads (both warpgroups)";
+}
