@@ -8,7 +8,9 @@
 //                wgmma group in flight, releases a stage as soon as the group that read it is done,
 //                and stores its rows through shared memory with TMA stores that overlap the next
 //                tile's main loop.
-// The ring is the seed's pipeline (§10, §14-§16): full[s] counts the bytes the copy engine
+// With kernel_traits::PINGPONG the consumers instead own whole 128 x 128 tiles in turn (named
+// barriers 3 and 4 hand over the tensor cores; one warpgroup's epilogue runs under the other's
+// main loop). The ring is the seed's pipeline (§10, §14-§16): full[s] counts the bytes the copy engine
 // delivers (arrive.expect_tx by the producer, complete_tx by TMA), empty[s] counts the consumer
 // warpgroups' releases; the producer waits for "empty", the consumers for "full", each on the
 // parity of the ring's current round. With CLUSTER = 2 the two CTAs compute vertically adjacent

@@ -89,6 +89,7 @@ TEST(GemmConfig, RuleAndBudget) {
     c = choose_config(make(m, n, k), sms);  // enough tiles: 128 x 256, no split
     EXPECT_EQ(c.bn, 256) << m << "x" << n << "x" << k;
     EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
+    EXPECT_FALSE(c.pingpong) << m << "x" << n << "x" << k;  // same wave efficiency: cooperative wins
   }
   c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 128 x 128, K too short to split
   EXPECT_EQ(c.bn, 128);
@@ -141,6 +142,22 @@ TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
       }
       EXPECT_EQ(next, k_blocks);
     }
+}
+
+TEST(GemmConfig, PingPongOnlyWhereBigTilesQuantizeBadly) {
+  const int sms = 132;
+  // 3072^3: 144 cluster tiles of 256 x 256 on 66 clusters (3 rounds, 73% busy) against 288 of
+  // 256 x 128 (5 rounds, 87% busy).
+  config c = choose_config(make(3072, 3072, 3072), sms);
+  EXPECT_TRUE(c.pingpong);
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.stages, 6);
+  EXPECT_EQ(c.cluster, 2);
+  EXPECT_EQ(c.splits, 1);
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
+           {6144, 6144, 6144}, {12288, 12288, 12288}, {16384, 16384, 16384}, {1024, 1024, 1024}, {512, 512, 512},
+           {128, 8192, 8192}, {1, 8, 8}})
+    EXPECT_FALSE(choose_config(make(m, n, k), sms).pingpong) << m << "x" << n << "x" << k;
 }
 
 TEST(GemmConfig, SplitKOnlyForFewTilesWithLongK) {
