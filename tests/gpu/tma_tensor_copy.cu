@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -322,8 +323,26 @@ void check_store(const tensor_case& t, const coords& c) {
     std::memcpy(want.data() + g, image.data() + hopper::swizzle_offset(t.sw, uint32_t(lin)), t.esize());
   });
   ASSERT_GT(written, 0u);
-  for (size_t i = 0; i < want.size(); ++i)
+  // Measured on the H200 (docs/gpu_runs.md, run 4): where a row ends inside a 16-byte chunk
+  // (dims[0] * element size not a multiple of 16), a store clipped at that end also writes the
+  // rest of the chunk. Those bytes, in the rows the box wrote, may hold either value; every other
+  // byte must be exactly as expected.
+  const size_t row_bytes = t.dims[0] * t.esize(), row_chunk_end = (row_bytes + 15) / 16 * 16;
+  const size_t pitch = t.rank() == 1 ? want.size() : t.strides[0];
+  std::set<size_t> rows_written;
+  for_each_box_element(t, c, [&](size_t, long long g) {
+    if (g >= 0) rows_written.insert(size_t(g) / pitch);
+  });
+  size_t granule_bytes = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const bool in_last_chunk = i % pitch >= row_bytes && i % pitch < row_chunk_end && rows_written.count(i / pitch);
+    if (in_last_chunk && got[i] != want[i]) {
+      ++granule_bytes;
+      continue;
+    }
     ASSERT_EQ(got[i], want[i]) << "global byte " << i << (want[i] == 0x5A ? " should be untouched" : " should be stored");
+  }
+  if (granule_bytes) std::printf("store wrote %zu bytes past a row end inside its last 16-byte chunk\n", granule_bytes);
 }
 
 TEST(TmaTensorStore, ClipsAtTheEdgesAndUnswizzles) {
