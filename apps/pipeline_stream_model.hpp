@@ -29,6 +29,7 @@ enum class mutant {
   bytes_plus_16,        // ... 16 more
   no_drain,             // the producer exits without draining (peers still arrive)
   release_before_read,  // a consumer releases the stage before its last read of it
+  relaxed_release,      // consumers read with generic loads but release with .relaxed
 };
 
 inline const char* name(mutant m) {
@@ -43,6 +44,7 @@ inline const char* name(mutant m) {
     case mutant::bytes_plus_16: return "bytes_plus_16";
     case mutant::no_drain: return "no_drain";
     case mutant::release_before_read: return "release_before_read";
+    case mutant::relaxed_release: return "relaxed_release";
   }
   return "?";
 }
@@ -168,7 +170,12 @@ stream_outcome run_once(const host_case& c, bool keep_timeline = false) {
           for (size_t i = 0; i < words; ++i) bad += got[i] != word_of(tile, i);
           checked += words;
           const bool skip = c.m == mutant::skip_release && k == cw - 1 && s.iter() == c.tiles / 2;
-          if (!early && !skip) pipe.release(s);
+          if (!early && !skip) {
+            if (c.m == mutant::relaxed_release)
+              pipe.template release<hopper::release_sem::relaxed>(s);  // nothing orders the reads
+            else
+              pipe.release(s);
+          }
         }
       }, int(b));
     }

@@ -65,6 +65,15 @@ class stage_state {
     }
     return *this;
   }
+  // n steps at once (a stage sequence shared in turns, e.g. ping-pong consumers skipping the
+  // other's k-blocks): the parity flips once per wrap of the index.
+  HOPPER_HD stage_state& operator+=(uint32_t n) {
+    iteration_ += n;
+    const uint32_t t = index_ + n;
+    if ((t / Stages) & 1u) parity_ = parity_.flipped();
+    index_ = t % Stages;
+    return *this;
+  }
   HOPPER_HD stage_state operator++(int) {
     stage_state old = *this;
     ++*this;

@@ -12,8 +12,10 @@
 //   void fence_init();                           fence.mbarrier_init.release.cluster
 //   void sync_cta(); void sync_cluster();        __syncthreads / barrier.cluster arrive+wait
 //   void arrive_expect_tx(barrier_type&, uint32_t bytes);   arrive.expect_tx.release.cta
-//   void arrive(barrier_type&);                  arrive.release.cta on this CTA's barrier
-//   void arrive_cluster(barrier_type&, uint32_t cta_rank);  arrive.release.cluster on the peer's
+//   template <release_sem S> void arrive(barrier_type&);   arrive.{release,relaxed}.cta here
+//   template <release_sem S> void arrive_each_cta(barrier_type&, uint32_t n);
+//                                                one arrive.{release,relaxed}.cluster on the
+//                                                barrier at this offset in each CTA rank 0..n-1
 //   void wait(barrier_type&, uint32_t parity, bool cluster_scope);  try_wait.parity.acquire loop
 //   void warp_sync(); bool warp_leader();        __syncwarp / lane 0
 //   void record(trace::event, uint32_t stage, uint32_t iter, uint32_t role);  only if traced
@@ -47,17 +49,31 @@ inline constexpr uint32_t stage_bytes_of = uint32_t((sizeof(Tiles) + ... + size_
 
 // How the pipeline is laid out in one CTA and across its cluster.
 struct pipeline_params {
-  uint32_t consumer_warps = 1;  // warps that wait and release, per CTA (4 per warpgroup)
+  // Releasing warps per CTA: the warps that call release() once for every stage. Usually every
+  // consumer warp (4 per warpgroup); a consumer warpgroup whose reads are retired together (wgmma)
+  // may release from one of its warps, and then counts 1. It sets empty[s]'s expected arrivals.
+  uint32_t consumer_warps = 1;
   uint32_t cluster_size = 1;    // CTAs in the cluster (1: no cluster)
   bool multicast = false;       // every CTA's stage is filled by every CTA's producer (multicast)
 };
 
-// Releases counted on one stage's empty barrier: one per consumer warp of every CTA that receives
+// Releases counted on one stage's empty barrier: one per releasing warp of every CTA that receives
 // the stage's bytes. With multicast a CTA's producer writes into all cluster CTAs, so it may only
 // refill the stage when the consumers of all of them have released it.
 HOPPER_PIPE_HD constexpr uint32_t empty_arrivals(const pipeline_params& p) {
   return p.consumer_warps * (p.multicast ? p.cluster_size : 1u);
 }
+
+// The memory semantics of a consumer's release (the arrive on empty[s], seed §16.1, §17.3).
+enum class release_sem {
+  // .release (the default): the consumer read the stage with generic loads; they must be ordered
+  // before the arrive, or the producer's next copy may overwrite data still being read (WAR).
+  release,
+  // .relaxed: the stage was read only by the async proxy (wgmma from shared memory) and those
+  // reads are already complete (wgmma.wait_group retired them), so there is nothing to order. At
+  // cluster scope this keeps the fence that .release.cluster costs (MEMBAR.ALL.GPU) out of the loop.
+  relaxed,
+};
 
 template <int Stages, class Backend>
 class pipeline {
@@ -140,18 +156,20 @@ class pipeline {
     trace(trace::event::wait_end, s, 1);
   }
 
-  // Consumer (every thread of a consumer warp, after its last read of the stage): the warp
-  // converges so that every lane's reads precede lane 0's arrive.release on the empty barrier,
-  // once per CTA that received the stage (seed §16.1). This is the WAR guard.
-  HOPPER_PIPE_HD void release(const state& s) {
+  // Consumer (every thread of a releasing warp, after the warp's last read of the stage): the warp
+  // converges, then arrives on the empty barrier once per CTA that received the stage (seed
+  // §16.1): this is the WAR guard. Without multicast lane 0 arrives on this CTA's barrier; with
+  // multicast lane r arrives on CTA r's (mapa + .shared::cluster), since every CTA's producer
+  // writes a slice into this CTA's stage. `Sem` says how the reads are ordered (release_sem).
+  HOPPER_PIPE_EXEC_CHECK_OFF
+  template <release_sem Sem = release_sem::release>
+  HOPPER_PIPE_FN void release(const state& s) {
     be_.warp_sync();
-    if (be_.warp_leader()) {
-      trace(trace::event::release, s, 1);
-      if (p_.multicast && p_.cluster_size > 1) {
-        for (uint32_t r = 0; r < p_.cluster_size; ++r) be_.arrive_cluster(st_->empty[s.index()], r);
-      } else {
-        be_.arrive(st_->empty[s.index()]);
-      }
+    if (be_.warp_leader()) trace(trace::event::release, s, 1);
+    if (p_.multicast && p_.cluster_size > 1) {
+      be_.template arrive_each_cta<Sem>(st_->empty[s.index()], p_.cluster_size);
+    } else if (be_.warp_leader()) {
+      be_.template arrive<Sem>(st_->empty[s.index()]);
     }
   }
 

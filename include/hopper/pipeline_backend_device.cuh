@@ -44,6 +44,11 @@ struct basic_device_backend : detail::pipe_trace_state<Traced> {
   using barrier_type = uint64_t;  // the 8-byte mbarrier object (64-bit aligned by its type)
   static constexpr bool traced = Traced;
 
+  template <release_sem S>
+  __host__ __device__ static constexpr ptx::sem ptx_sem() {
+    return S == release_sem::relaxed ? ptx::sem::relaxed : ptx::sem::release;
+  }
+
   basic_device_backend() = default;
   __host__ __device__ explicit basic_device_backend(const trace::sink& s)
       : detail::pipe_trace_state<Traced>(s) {}
@@ -67,14 +72,18 @@ struct basic_device_backend : detail::pipe_trace_state<Traced> {
   __device__ __forceinline__ void arrive_expect_tx(barrier_type& b, uint32_t bytes) {
     (void)ptx::mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(&b, bytes);
   }
-  // mbarrier.arrive.release.cta.shared::cta.b64 (seed §16.1, §17.3)
+  // mbarrier.arrive{.release,.relaxed}.cta.shared::cta.b64 (seed §16.1, §17.3)
+  template <release_sem S = release_sem::release>
   __device__ __forceinline__ void arrive(barrier_type& b) {
-    (void)ptx::mbarrier_arrive<ptx::sem::release, ptx::scope::cta>(&b);
+    (void)ptx::mbarrier_arrive<ptx_sem<S>(), ptx::scope::cta>(&b);
   }
-  // mapa + mbarrier.arrive.release.cluster.shared::cluster.b64 (seed §18): the barrier at the
-  // same offset in CTA `rank`.
-  __device__ __forceinline__ void arrive_cluster(barrier_type& b, uint32_t rank) {
-    ptx::mbarrier_arrive_shared_cluster<ptx::sem::release, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, rank));
+  // mapa + mbarrier.arrive{.release,.relaxed}.cluster.shared::cluster.b64 (seed §18): lane r < n
+  // arrives on the barrier at the same offset in CTA r, so the n arrivals go out side by side.
+  template <release_sem S = release_sem::release>
+  __device__ __forceinline__ void arrive_each_cta(barrier_type& b, uint32_t n) {
+    const uint32_t lane = threadIdx.x & 31u;
+    if (lane < n)
+      ptx::mbarrier_arrive_shared_cluster<ptx_sem<S>(), ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, lane));
   }
   // mbarrier.try_wait.parity.acquire.{cta,cluster}.shared::cta.b64 in a loop (seed §13.1,
   // §13.3), through the objects layer so that HOPPER_DEBUG_WAITS bounds and reports it. Cluster

@@ -3,6 +3,7 @@
 // stage/phase state and the byte counts derived from tile types behave as the seed says (§15).
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 #include "hopper/pipeline.cuh"
@@ -113,6 +114,27 @@ TEST(PipelineState, WrapsAndFlipsParity) {
   ++one;
   EXPECT_EQ(one.index(), 0u);
   EXPECT_EQ(one.parity().value(), 1u);
+}
+
+// s += n lands where n single steps land (index, parity and iteration), for every start and n.
+TEST(PipelineState, StepsAtOnceEqualSingleSteps) {
+  std::mt19937 rng(std::random_device{}());
+  for (int t = 0; t < 2000; ++t) {
+    const uint32_t start = rng() % 7, par = rng() % 2, n = rng() % 40;
+    hopper::stage_state<7> one_by_one(start, hopper::parity(par), 5), at_once = one_by_one;
+    for (uint32_t i = 0; i < n; ++i) ++one_by_one;
+    at_once += n;
+    ASSERT_EQ(at_once.index(), one_by_one.index()) << "start " << start << " n " << n;
+    ASSERT_EQ(at_once.parity().value(), one_by_one.parity().value()) << "start " << start << " n " << n;
+    ASSERT_EQ(at_once.iter(), one_by_one.iter());
+  }
+  hopper::stage_state<4> s(3, hopper::parity(0));
+  s += 1;  // wraps once: parity flips
+  EXPECT_EQ(s.index(), 0u);
+  EXPECT_EQ(s.parity().value(), 1u);
+  s += 8;  // wraps twice: parity back
+  EXPECT_EQ(s.index(), 0u);
+  EXPECT_EQ(s.parity().value(), 1u);
 }
 
 TEST(PipelineState, BytesFromTileTypes) {

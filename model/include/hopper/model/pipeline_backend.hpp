@@ -14,6 +14,7 @@
 #include "hopper/model/barrier.hpp"
 #include "hopper/model/named_barrier.hpp"
 #include "hopper/model/world.hpp"
+#include "hopper/pipeline.cuh"
 #include "hopper/trace.cuh"
 
 namespace hopper::model {
@@ -53,9 +54,16 @@ class pipeline_backend {
   void sync_cta() { h_->cta_sync.at(size_t(cta_))->sync(); }
   void sync_cluster() { h_->cluster_sync.at(size_t(cta_) / h_->cluster_size)->sync(); }
   void arrive_expect_tx(barrier_type& b, uint32_t bytes) { (void)b->arrive_expect_tx(bytes); }
-  void arrive(barrier_type& b) { (void)b->arrive(); }
-  // mapa: the same offset in the storage of CTA `rank` of this cluster.
-  void arrive_cluster(barrier_type& b, uint32_t rank) { (void)peer(b, rank)->arrive(); }
+  // .release orders this task's earlier accesses before the arrival; .relaxed orders nothing,
+  // so the model reports a hazard where a consumer's generic reads relied on it.
+  template <release_sem S = release_sem::release>
+  void arrive(barrier_type& b) { (void)b->arrive(1, model_sem<S>()); }
+  // One arrival on the barrier at the same offset in each CTA rank 0..n-1 of this cluster (mapa);
+  // the task is the whole warp, so it makes the n arrivals that n lanes make on the GPU.
+  template <release_sem S = release_sem::release>
+  void arrive_each_cta(barrier_type& b, uint32_t n) {
+    for (uint32_t r = 0; r < n; ++r) (void)peer(b, r)->arrive(1, model_sem<S>());
+  }
   void wait(barrier_type& b, uint32_t parity, bool /*cluster_scope*/) { b->wait(parity); }
   void warp_sync() {}
   bool warp_leader() const { return true; }
@@ -85,6 +93,8 @@ class pipeline_backend {
   }
 
  private:
+  template <release_sem S>
+  static constexpr sem model_sem() { return S == release_sem::relaxed ? sem::relaxed : sem::release; }
   uint32_t rank_of(int cta) const { return uint32_t(cta) % h_->cluster_size; }
 
   pipeline_host* h_;
