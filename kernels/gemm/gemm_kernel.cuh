@@ -10,22 +10,24 @@
 //                tile's main loop.
 // With kernel_traits::PINGPONG the consumers instead own whole 128 x 128 tiles in turn (named
 // barriers 3 and 4 hand over the tensor cores; one warpgroup's epilogue runs under the other's
-// main loop). The ring is the seed's pipeline (§10, §14-§16): full[s] counts the bytes the copy engine
-// delivers (arrive.expect_tx by the producer, complete_tx by TMA), empty[s] counts the consumer
-// warpgroups' releases; the producer waits for "empty", the consumers for "full", each on the
-// parity of the ring's current round. With CLUSTER = 2 the two CTAs compute vertically adjacent
-// tiles with the same B columns: each loads half of the B tile and multicasts it to both, so
-// empty[s] of each CTA counts the releases of both CTAs' consumers (a producer may refill a stage
-// only when every CTA it writes into is done with it).
+// main loop). The ring is hopper::pipeline (seed §10, §14-§16, docs/pipeline.md): full[s] counts
+// the bytes the copy engine delivers (acquire: wait for empty, arrive.expect_tx; TMA completes
+// the bytes), empty[s] counts the releases of the consumer warpgroups that read the stage, each
+// from its first warp, once wgmma.wait_group has retired the reads (release_sem::relaxed). With
+// CLUSTER = 2 the two CTAs compute vertically adjacent tiles with the same B columns: each loads
+// half of the B tile and multicasts it to both, the full barrier of each CTA expects the whole
+// stage's bytes, and empty[s] of each CTA counts the releases of both CTAs' consumers (a producer
+// may refill a stage only when every CTA it writes into is done with it).
 #pragma once
 #include <cuda_bf16.h>
 #include <cstdint>
 
+#include "hopper/pipeline.cuh"
+#include "hopper/pipeline_backend_device.cuh"
 #include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
 #include "hopper/ptx/fence.cuh"
-#include "hopper/ptx/mbarrier.cuh"
 #include "hopper/ptx/named_barrier.cuh"
 #include "hopper/ptx/setmaxnreg.cuh"
 #include "hopper/ptx/special_registers.cuh"
@@ -98,51 +100,6 @@ struct kernel_traits {
 };
 
 namespace detail {
-
-// Wait until the phase of `bar` with parity `parity` has completed (try_wait.parity loop,
-// seed §13.1). Cluster scope where peers arrive on the barrier.
-template <bool ClusterScope>
-__device__ __forceinline__ void wait_parity(uint64_t* bar, uint32_t parity) {
-  constexpr auto sc = ClusterScope ? hopper::ptx::scope::cluster : hopper::ptx::scope::cta;
-  while (!hopper::ptx::mbarrier_try_wait_parity<hopper::ptx::sem::acquire, sc>(bar, parity)) {
-  }
-}
-
-// Position in the ring: which stage, and which parity of its barriers the current round uses.
-struct ring_pos {
-  uint32_t stage = 0, phase = 0;
-  template <int STAGES>
-  __device__ __forceinline__ void advance() {
-    if (++stage == uint32_t(STAGES)) {
-      stage = 0;
-      phase ^= 1u;  // seed §15: the barrier is reused one phase on
-    }
-  }
-  // Steps over n stages that another warpgroup consumes (ping-pong).
-  template <int STAGES>
-  __device__ __forceinline__ void skip(int n) {
-    const uint32_t t = stage + uint32_t(n);
-    phase ^= (t / uint32_t(STAGES)) & 1u;
-    stage = t % uint32_t(STAGES);
-  }
-};
-
-
-// A consumer warpgroup's release of a stage (seed §16.1, WAR guard): called by lane r < CLUSTER
-// of its first warp after wgmma.wait_group has retired the group that read the stage; lane r
-// arrives on CTA r's empty barrier (mapa gives its .shared::cluster address), so with multicast
-// every CTA whose producer writes into this stage hears of it.
-template <int CLUSTER>
-__device__ __forceinline__ void release_stage(uint64_t* empty_bar, int lane) {
-  if constexpr (CLUSTER == 1) {
-    hopper::ptx::mbarrier_arrive<hopper::ptx::sem::release, hopper::ptx::scope::cta>(empty_bar);
-  } else {
-    // .relaxed: the reads being released are complete once wgmma.wait_group returned, so there is
-    // nothing to order; .release.cluster would cost a MEMBAR.GPU per stage in the main loop.
-    hopper::ptx::mbarrier_arrive_shared_cluster<hopper::ptx::sem::relaxed, hopper::ptx::scope::cluster>(
-        hopper::ptx::mapa_shared_cluster(empty_bar, uint32_t(lane)));
-  }
-}
 
 // Two adjacent accumulators converted to the output type and stored as one 4- or 8-byte word
 // (the lower column at the lower address).
@@ -256,57 +213,52 @@ __global__ void __launch_bounds__(384, 1)
       (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint8_t* sA = smem + T::OFF_A;
   uint8_t* sB = smem + T::OFF_B;
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + T::OFF_BAR);
-  uint64_t* empty = full + STAGES;
 
   const int wg = threadIdx.x / 128;
   const int wg_thread = threadIdx.x % 128;
+  const int warp = wg_thread / 32;  // warp within the warpgroup
   const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
   const int cluster_id = blockIdx.x / CLUSTER;
   const int clusters = gridDim.x / CLUSTER;
   const int k_blocks = (p.K + BK - 1) / BK;
   const int units = p.sched.total() * p.splits;
 
-  // Barriers (seed §12): full expects the producer's one arrive.expect_tx plus the bytes; empty
-  // expects one release per consumer warpgroup of every CTA the stage's bytes come from.
+  // The ring: STAGES full + empty barriers after the epilogue buffers. Each consumer warpgroup
+  // that reads a stage releases it once, from its first warp (the wgmma reads of all four warps
+  // retire together); with CLUSTER = 2 the B half tiles are multicast, so a stage is free only
+  // when the readers of both CTAs have released it.
+  using pipe_t = hopper::device_pipeline<STAGES, false>;
+  constexpr hopper::pipeline_params ring_params{uint32_t(T::READERS), uint32_t(CLUSTER), CLUSTER > 1};
+  constexpr auto retired = hopper::release_sem::relaxed;  // wgmma reads, done at wait_group
   if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], T::READERS * CLUSTER);
-    }
-    fence_mbarrier_init_release_cluster();
     prefetch_tensormap(tma_a);
     prefetch_tensormap(tma_b);
     prefetch_tensormap(tma_c);
   }
-  // Nobody (no peer's multicast or remote arrive either) touches a barrier before it exists.
-  if constexpr (CLUSTER > 1) {
-    barrier_cluster_arrive_aligned();
-    barrier_cluster_wait_aligned();
-  } else {
-    __syncthreads();
-  }
+  // init, fence.mbarrier_init, and a cluster (or CTA) barrier: no peer multicasts into us or
+  // arrives on our barriers before they exist (seed §12, §18).
+  auto pipe = pipe_t::init(*reinterpret_cast<typename pipe_t::storage*>(smem + T::OFF_BAR), ring_params);
 
   if (wg == 0) {
     // ---------------- producer ----------------
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (wg_thread == 0) {
-      detail::ring_pos pos;
+      auto s = pipe.producer_start();
       for (int u = cluster_id; u < units; u += clusters) {
         int crow, col;
         p.sched.coords(u / p.splits, crow, col);
         const int m0 = (crow * CLUSTER + int(rank)) * BM;
         const int n0 = col * BN;
         const k_range kr = split_k_range(k_blocks, p.splits, u % p.splits);
-        for (int kb = kr.begin; kb < kr.end; ++kb) {
-          // Wait until every consumer that reads this stage released it (WAR, seed §16); a fresh
-          // barrier passes the first round at once because we wait for the opposite parity.
-          detail::wait_parity<(CLUSTER > 1)>(&empty[pos.stage], pos.phase ^ 1u);
-          mbarrier_arrive_expect_tx(&full[pos.stage], T::STAGE_BYTES);
-          uint64_t* bar = &full[pos.stage];
+        for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
+          // Wait until every reader of the stage (of every CTA it is multicast into) released it
+          // (WAR, seed §16), then arm full[s] with the whole stage: our A tile, our B half, and
+          // the B half the peer multicasts into us.
+          pipe.acquire(s, T::STAGE_BYTES);
+          uint64_t* bar = &pipe.full(s);
           constexpr uint16_t all = uint16_t((1u << CLUSTER) - 1);  // multicast to every CTA
-          uint8_t* a_dst = sA + pos.stage * T::A_BYTES;
-          uint8_t* b_dst = sB + pos.stage * T::B_BYTES;
+          uint8_t* a_dst = sA + s.index() * T::A_BYTES;
+          uint8_t* b_dst = sB + s.index() * T::B_BYTES;
           const int k0 = kb * BK;
           if constexpr (!T::A_MN) {
             cp_async_bulk_tensor_shared_cluster_global(a_dst, tma_a, bar, k0, m0);
@@ -335,39 +287,38 @@ __global__ void __launch_bounds__(384, 1)
                                                            n0 + 64 * j, k0);
             }
           }
-          pos.advance<STAGES>();
+          pipe.commit(s);
         }
       }
+      pipe.drain(s);  // every stage released: no peer arrives on our barriers after we exit
     }
     __syncwarp();
   } else if constexpr (T::PINGPONG) {
     // ---------------- ping-pong consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // owns the CTA's work units w, w + 2, w + 4, ... (local order)
-    const int warp = wg_thread / 32, lane = wg_thread % 32;
     uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
     uint32_t epi_count = 0;
-    const bool releaser = warp == 0 && lane < CLUSTER;
     // Ordering barriers 3 and 4: warpgroup w waits on 3 + w for its turn at the tensor cores; the
     // other warpgroup arrives there once it has issued its last k-block. The producer fills the
     // ring in the same unit order, so the math runs unit after unit while the epilogue of one
     // warpgroup overlaps the main loop of the other.
     constexpr uint32_t ORDER = 3;
     float acc[2][T::ACC];  // rows [0, 64) and [64, 128) of the tile
-    detail::ring_pos pos;
-    pos.skip<STAGES>(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
-    int j = w;                       // local index of the unit among the CTA's units
+    auto s = pipe.consumer_start();
+    s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
+    int j = w;                    // local index of the unit among the CTA's units
     for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
       int crow, col;
       p.sched.coords(u, crow, col);  // splits == 1 (checked by the plan)
       const int m0 = (crow * CLUSTER + int(rank)) * BM;
       const int n0 = col * BN;
       if (j > 0) bar_sync(ORDER + w, 256);
-      uint32_t prev_stage = 0;
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        detail::wait_parity<false>(&full[pos.stage], pos.phase);  // RAW guard: bytes landed
-        const uint32_t a_base = smem_addr(sA + pos.stage * T::A_BYTES);
-        const uint32_t b_base = smem_addr(sB + pos.stage * T::B_BYTES);
+      auto read = s;  // the stage whose wgmma group is retired next
+      for (int kb = 0; kb < k_blocks; ++kb, ++s) {
+        pipe.wait(s);  // RAW guard: the stage's bytes landed
+        const uint32_t a_base = smem_addr(sA + s.index() * T::A_BYTES);
+        const uint32_t b_base = smem_addr(sB + s.index() * T::B_BYTES);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
@@ -383,19 +334,21 @@ __global__ void __launch_bounds__(384, 1)
           }
         }
         wgmma_commit_group();
+        // One group stays in flight; the one before it has finished reading its stage.
         wgmma_wait_group<1>();
-        if (kb > 0 && releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
-        prev_stage = pos.stage;
-        pos.advance<STAGES>();
+        if (kb > 0) {
+          if (warp == 0) pipe.release<retired>(read);
+          ++read;
+        }
       }
       // Every k-block is issued: the other warpgroup may start its unit while ours drain. Only
       // when that unit exists, so that no arrival is left pending on the barrier at exit.
       if (u + clusters < units) bar_arrive(ORDER + (1 - w), 256);
       wgmma_wait_group<0>();
-      if (releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+      if (warp == 0) pipe.release<retired>(read);
       wgmma_fence_operand(acc[0]);
       wgmma_fence_operand(acc[1]);
-      pos.skip<STAGES>(k_blocks);  // the other warpgroup's next unit
+      s += uint32_t(k_blocks);  // the other warpgroup's next unit
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row0 = m0 + h * T::WG_M;
@@ -407,15 +360,12 @@ __global__ void __launch_bounds__(384, 1)
     // ---------------- cooperative consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // 0 or 1: rows [64w, 64w + 64) of the tile
-    const int warp = wg_thread / 32, lane = wg_thread % 32;
     uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
     uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
     // One word per warpgroup: thread 0's "this split is the last" broadcast to its warpgroup.
     __shared__ int last_flag[T::CONSUMERS];
-    // Where this warpgroup's release of a stage goes: lane r of warp 0 arrives for CTA r.
-    const bool releaser = warp == 0 && lane < CLUSTER;
     float acc[T::ACC];
-    detail::ring_pos pos;
+    auto s = pipe.consumer_start();
 
     for (int u = cluster_id; u < units; u += clusters) {
       const int ct = u / p.splits, split = u % p.splits;
@@ -425,12 +375,12 @@ __global__ void __launch_bounds__(384, 1)
       const int n0 = col * BN;
       const k_range kr = split_k_range(k_blocks, p.splits, split);
 
-      uint32_t prev_stage = 0;
-      for (int kb = kr.begin; kb < kr.end; ++kb) {
-        detail::wait_parity<false>(&full[pos.stage], pos.phase);  // RAW guard: bytes landed
-        const uint32_t a_base = smem_addr(sA + pos.stage * T::A_BYTES) +
+      auto read = s;  // the stage whose wgmma group is retired next
+      for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
+        pipe.wait(s);  // RAW guard: the stage's bytes landed
+        const uint32_t a_base = smem_addr(sA + s.index() * T::A_BYTES) +
                                 (T::A_MN ? w * T::BOX_MN_BYTES : w * T::WG_M * 128);
-        const uint32_t b_base = smem_addr(sB + pos.stage * T::B_BYTES);
+        const uint32_t b_base = smem_addr(sB + s.index() * T::B_BYTES);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
@@ -445,12 +395,13 @@ __global__ void __launch_bounds__(384, 1)
         wgmma_commit_group();
         // One group stays in flight; the one before it has finished reading its stage.
         wgmma_wait_group<1>();
-        if (kb > kr.begin && releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
-        prev_stage = pos.stage;
-        pos.advance<STAGES>();
+        if (kb > kr.begin) {
+          if (warp == 0) pipe.release<retired>(read);
+          ++read;
+        }
       }
       wgmma_wait_group<0>();
-      if (releaser) detail::release_stage<CLUSTER>(&empty[prev_stage], lane);
+      if (warp == 0) pipe.release<retired>(read);
       wgmma_fence_operand(acc);
 
       // ---- epilogue: registers -> swizzled shared box -> TMA store (seed §19) ----
@@ -464,13 +415,9 @@ __global__ void __launch_bounds__(384, 1)
     // The last stores must have read shared memory before the CTA (and its memory) goes away.
     if (wg_thread == 0) cp_async_bulk_wait_group<0>();
   }
-
-  // A peer may still arrive on our empty barriers or multicast into us until it is done.
-  __syncwarp();  // .aligned: the whole warp arrives together
-  if constexpr (CLUSTER > 1) {
-    barrier_cluster_arrive_aligned();
-    barrier_cluster_wait_aligned();
-  }
+  // No cluster barrier at exit: the producer's drain() waited for the releases of both CTAs'
+  // consumers on our empty barriers, and every multicast into our stages completed on a full
+  // barrier our consumers waited on, so no peer touches this CTA once its warps are done.
 }
 
 }  // namespace hopper::gemm
