@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "kernels/stream_copy.cuh"
 
 namespace {
@@ -33,15 +34,6 @@ namespace {
 using hopper::kernels::chunk_order;
 using hopper::kernels::l2_evict;
 using hopper::kernels::stream_copy_config;
-
-#define BENCH_CUDA(x)                                                                         \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 constexpr size_t MiB = size_t(1) << 20;
 constexpr size_t kMinRegion = 512 * MiB;
@@ -65,12 +57,6 @@ struct regions {
 } g_regions;
 
 using launcher = std::function<cudaError_t(uint8_t* dst, const uint8_t* src, size_t bytes)>;
-
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (double(v[n / 2 - 1]) + v[n / 2]);
-}
 
 struct result {
   double ours_ms, memcpy_ms;
@@ -108,7 +94,7 @@ result measure(size_t bytes, int runs, const launcher& ours) {
     BENCH_CUDA(cudaEventElapsedTime(&m[i], ev[4 * size_t(i) + 2], ev[4 * size_t(i) + 3]));
   }
   for (auto& e : ev) BENCH_CUDA(cudaEventDestroy(e));
-  return {median(a), median(m)};
+  return {hopper_bench::median(a), hopper_bench::median(m)};
 }
 
 int runs_for(size_t bytes) { return bytes <= 64 * MiB ? 100 : (bytes <= 1024 * MiB ? 40 : 20); }
@@ -313,15 +299,7 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("SUMMARY copy skipped: no CUDA device\n");
-    return 0;
-  }
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!hopper_bench::run_benchmarks(argc, argv, "copy", register_all)) return 0;
   for (const auto& [v, best] : g_best)
     std::printf("SUMMARY copy %s best_sweep_1GiB ratio=%.4f %s\n", name(v), best.second, cfg_str(best.first, v).c_str());
   for (const auto& [series, r] : g_min_ratio)

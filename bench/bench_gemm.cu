@@ -21,18 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "kernels/gemm/gemm.cuh"
 
 namespace {
-
-#define BENCH_CUDA(x)                                                                         \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 constexpr int kLaunchesPerEvent = 20;
 constexpr int kRepeats = 9;
@@ -71,9 +63,8 @@ std::string sm_clock() {
 struct stats {
   double median_ms, min_ms, max_ms;
 };
-stats summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
+stats summarize(const std::vector<double>& v) {
+  return {hopper_bench::median(v), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
 }
 
 cublasHandle_t cublas() {
@@ -259,15 +250,7 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("SUMMARY gemm skipped: no CUDA device\n");
-    return 0;
-  }
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  if (!hopper_bench::run_benchmarks(argc, argv, "gemm", register_all)) return 0;
   if (!g_named_ratio.empty()) {
     double log_sum = 0, worst = 1e30;
     std::string worst_name;

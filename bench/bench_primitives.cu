@@ -22,8 +22,10 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "hopper/ptx.cuh"
 #include "hopper/tensor_map.hpp"
 
@@ -32,15 +34,6 @@ namespace {
 namespace ptx = hopper::ptx;
 using ptx::scope;
 using ptx::sem;
-
-#define BENCH_CUDA(x)                                                                         \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 constexpr int kSamples = 31;  // launches per benchmark (after one warm-up launch)
 
@@ -435,13 +428,9 @@ figures sample(const std::function<void(int)>& launch, double per) {
     c.push_back(double(h.cycles) / per);
     t.push_back(double(h.ns) / per);
   }
-  auto med = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   figures f;
-  f.cycles = med(c);
-  f.ns = med(t);
+  f.cycles = hopper_bench::median(c);
+  f.ns = hopper_bench::median(t);
   f.cycles_min = *std::min_element(c.begin(), c.end());
   f.cycles_max = *std::max_element(c.begin(), c.end());
   f.ns_min = *std::min_element(t.begin(), t.end());
@@ -472,19 +461,29 @@ void add(const std::string& name, std::function<void(int)> launch, double per, d
   })->Iterations(1)->UseManualTime()->Unit(benchmark::kNanosecond);
 }
 
-void launch_cluster(const void* fn, int grid, int cluster, int block, size_t smem, void** args) {
+// `grid` CTAs of `block` threads in clusters of `cluster` along x. Not copyable: lc.attrs points
+// into the object itself.
+struct cluster_launch {
   cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(unsigned(grid));
-  lc.blockDim = dim3(unsigned(block));
-  lc.dynamicSmemBytes = smem;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = unsigned(cluster);
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  lc.attrs = at;
-  lc.numAttrs = 1;
-  BENCH_CUDA(cudaLaunchKernelExC(&lc, fn, args));
+  cudaLaunchAttribute at[1]{};
+  cluster_launch(int grid, int cluster, int block, size_t smem) {
+    lc.gridDim = dim3(unsigned(grid));
+    lc.blockDim = dim3(unsigned(block));
+    lc.dynamicSmemBytes = smem;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = unsigned(cluster);
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    lc.attrs = at;
+    lc.numAttrs = 1;
+  }
+  cluster_launch(const cluster_launch&) = delete;
+  cluster_launch& operator=(const cluster_launch&) = delete;
+};
+
+void launch_cluster(const void* fn, int grid, int cluster, int block, size_t smem, void** args) {
+  cluster_launch c(grid, cluster, block, smem);
+  BENCH_CUDA(cudaLaunchKernelExC(&c.lc, fn, args));
 }
 
 // Whether `cluster` CTAs of `block` threads fit at once (16 needs the non-portable attribute).
@@ -493,18 +492,9 @@ bool cluster_fits(const void* fn, int cluster, int block) {
     (void)cudaGetLastError();
     return false;
   }
-  cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(unsigned(cluster));
-  lc.blockDim = dim3(unsigned(block));
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = unsigned(cluster);
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  lc.attrs = at;
-  lc.numAttrs = 1;
+  cluster_launch c(cluster, cluster, block, 0);
   int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, fn, &lc) != cudaSuccess) {
+  if (cudaOccupancyMaxActiveClusters(&n, fn, &c.lc) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
@@ -519,6 +509,12 @@ unsigned* g_chain_dram = nullptr;         // in g_big, as 4-byte words
 unsigned* g_gbuf = nullptr;
 uint8_t* g_store = nullptr;               // bulk store destination (kept apart from the chains)
 hopper::tensor_map g_map_small, g_map_large;
+
+// One benchmark per fence kind, in fence_kind order.
+template <int... F>
+void add_fences(std::integer_sequence<int, F...>) {
+  (add(std::string("fence/") + kFenceNames[F], [](int) { k_fence<F><<<1, 32>>>(g_timing, g_gbuf, 1000); }, 1000), ...);
+}
 
 void register_all() {
   // mbarrier (seed §11-§17)
@@ -564,21 +560,7 @@ void register_all() {
     add("named/syncthreads_block_" + std::to_string(n), [n](int) { k_syncthreads<<<1, n>>>(g_timing, 1000); }, 1000);
 
   // fences (seed §9)
-  auto fence_bench = [](auto k, int f) {
-    add(std::string("fence/") + kFenceNames[f], [k](int) { k<<<1, 32>>>(g_timing, g_gbuf, 1000); }, 1000);
-  };
-  fence_bench(k_fence<f_none>, f_none);
-  fence_bench(k_fence<f_proxy_async>, f_proxy_async);
-  fence_bench(k_fence<f_proxy_async_shared_cta>, f_proxy_async_shared_cta);
-  fence_bench(k_fence<f_proxy_async_global>, f_proxy_async_global);
-  fence_bench(k_fence<f_acq_rel_cta>, f_acq_rel_cta);
-  fence_bench(k_fence<f_acq_rel_cluster>, f_acq_rel_cluster);
-  fence_bench(k_fence<f_acq_rel_gpu>, f_acq_rel_gpu);
-  fence_bench(k_fence<f_acq_rel_sys>, f_acq_rel_sys);
-  fence_bench(k_fence<f_sc_cta>, f_sc_cta);
-  fence_bench(k_fence<f_sc_cluster>, f_sc_cluster);
-  fence_bench(k_fence<f_sc_gpu>, f_sc_gpu);
-  fence_bench(k_fence<f_sc_sys>, f_sc_sys);
+  add_fences(std::make_integer_sequence<int, f_count>{});
 
   // ordinary dependent loads: the anchors
   add("load/ld_shared_chase", [](int) { k_chase<0><<<1, 128, 4096 * 4>>>(g_timing, nullptr, 0, 2000, 4096); }, 2000);
@@ -669,18 +651,12 @@ void setup() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    std::printf("SUMMARY prim skipped: no CUDA device\n");
-    return 0;
-  }
-  cudaDeviceProp p{};
-  BENCH_CUDA(cudaGetDeviceProperties(&p, 0));
-  std::printf("device %s, %d SMs\n", p.name, p.multiProcessorCount);
-  setup();
-  register_all();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  hopper_bench::run_benchmarks(argc, argv, "prim", [] {
+    cudaDeviceProp p{};
+    BENCH_CUDA(cudaGetDeviceProperties(&p, 0));
+    std::printf("device %s, %d SMs\n", p.name, p.multiProcessorCount);
+    setup();
+    register_all();
+  });
   return 0;
 }

@@ -5,54 +5,13 @@
 // when nvcc or cuobjdump is not there.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
+
+#include "sass_tools.hpp"
 
 namespace {
 
-bool runnable(const std::string& path) { return !path.empty() && std::ifstream(path).good(); }
-
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return "";
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && runnable(dir + "/" + name)) return dir + "/" + name;
-  return "";
-}
-
-std::string find_tool(const char* env, const std::string& name, const std::vector<std::string>& extra) {
-  if (const char* e = std::getenv(env); e && runnable(e)) return e;
-  if (std::string p = on_path(name); !p.empty()) return p;
-  for (const auto& p : extra)
-    if (runnable(p)) return p;
-  return "";
-}
-
-std::string run(const std::string& cmd, int& rc) {
-  std::string out;
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) {
-    rc = -1;
-    return out;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  rc = pclose(f);
-  return out;
-}
-
-size_t count(const std::string& hay, const std::string& needle) {
-  size_t c = 0;
-  for (size_t i = hay.find(needle); i != std::string::npos; i = hay.find(needle, i + 1)) ++c;
-  return c;
-}
+using hopper_test::count_of;
 
 struct sass {
   std::string text, why_not;
@@ -61,41 +20,33 @@ struct sass {
 // Compiles one instance (-D definitions select it) and returns its SASS, or why it could not.
 sass compile(const std::string& defs, const std::string& tag) {
   sass s;
-  const std::string nvcc = find_tool("NVCC", "nvcc", {"/usr/local/cuda/bin/nvcc"});
+  const std::string nvcc = hopper_test::find_nvcc();
   if (nvcc.empty()) return {"", "nvcc not found (set NVCC or PATH)"};
-  std::string dir = std::string(nvcc).substr(0, nvcc.rfind('/'));
-  const std::string cuobjdump = find_tool(
-      "CUOBJDUMP", "cuobjdump",
-      {dir + "/cuobjdump", "/usr/local/cuda/bin/cuobjdump",
-       "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump"});
+  const std::string cuobjdump = hopper_test::find_cuobjdump(nvcc);
   if (cuobjdump.empty()) return {"", "cuobjdump not found (set CUOBJDUMP or PATH)"};
-  const std::string src = std::string(HOPPER_SOURCE_DIR);
+  const std::string src = HOPPER_SOURCE_DIR;
   const std::string cubin = std::string(HOPPER_BINARY_DIR) + "/gemm_sass_" + tag + ".cubin";
-  int rc = 0;
-  const std::string log = run("\"" + nvcc + "\" -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v " +
-                                  defs + " -I \"" + src + "/include\" -I \"" + src + "\" \"" + src +
-                                  "/kernels/gemm/gemm_instance.cu\" -o \"" + cubin + "\"",
-                              rc);
-  if (rc != 0) {
-    ADD_FAILURE() << "nvcc failed:\n" << log;
+  const auto log = hopper_test::compile_cubin(nvcc, src, src + "/kernels/gemm/gemm_instance.cu", cubin, "-Xptxas -v " + defs);
+  if (log.status != 0) {
+    ADD_FAILURE() << "nvcc failed:\n" << log.output;
     return {"", ""};
   }
-  EXPECT_NE(log.find("0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log;
-  s.text = run("\"" + cuobjdump + "\" --dump-sass \"" + cubin + "\"", rc);
-  if (rc != 0) {
-    ADD_FAILURE() << "cuobjdump failed:\n" << s.text;
-    s.text.clear();
-  }
+  EXPECT_NE(log.output.find("0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << log.output;
+  const auto dump = hopper_test::dump_sass(cuobjdump, cubin);
+  if (dump.status != 0)
+    ADD_FAILURE() << "cuobjdump failed:\n" << dump.output;
+  else
+    s.text = dump.output;
   return s;
 }
 
 void check_main_loop(const sass& s, const std::string& hgmma) {
   ASSERT_FALSE(s.text.empty());
-  EXPECT_GE(count(s.text, hgmma), 4u) << "expected the 4 k-steps of a 64-deep stage as " << hgmma;
-  EXPECT_GE(count(s.text, "UTMALDG"), 1u) << "operands come in by TMA";
-  EXPECT_GE(count(s.text, "UTMASTG"), 1u) << "the epilogue stores by TMA";
-  EXPECT_EQ(count(s.text, "LDL"), 0u) << "local-memory loads: registers spilled";
-  EXPECT_EQ(count(s.text, "STL"), 0u) << "local-memory stores: registers spilled";
+  EXPECT_GE(count_of(s.text, hgmma), 4u) << "expected the 4 k-steps of a 64-deep stage as " << hgmma;
+  EXPECT_GE(count_of(s.text, "UTMALDG"), 1u) << "operands come in by TMA";
+  EXPECT_GE(count_of(s.text, "UTMASTG"), 1u) << "the epilogue stores by TMA";
+  EXPECT_EQ(count_of(s.text, "LDL"), 0u) << "local-memory loads: registers spilled";
+  EXPECT_EQ(count_of(s.text, "STL"), 0u) << "local-memory stores: registers spilled";
   // Between the first and the last HGMMA (the main loop) no GPU-scope fence may appear.
   const size_t first = s.text.find("HGMMA"), last = s.text.rfind("HGMMA");
   EXPECT_EQ(s.text.substr(first, last - first).find("MEMBAR.ALL.GPU"), std::string::npos)
@@ -123,8 +74,8 @@ TEST(GemmSass, PingPong128x128Cluster2) {
   if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
   // Two m64n128k16 (rows 0-63 and 64-127 of the warpgroup's tile) per k-step: 8 per stage.
   check_main_loop(s, "HGMMA.64x128x16.F32.BF16");
-  EXPECT_GE(count(s.text, "HGMMA.64x128x16.F32.BF16"), 8u);
+  EXPECT_GE(count_of(s.text, "HGMMA.64x128x16.F32.BF16"), 8u);
   // The ordering barriers: one warpgroup waits (BAR.SYNC of 256 threads), the other arrives.
-  EXPECT_GE(count(s.text, "BAR.ARV"), 1u) << "the turn is handed over with bar.arrive";
-  EXPECT_GE(count(s.text, ", 0x100"), 2u) << "ordering barriers count 256 threads (both warpgroups)";
+  EXPECT_GE(count_of(s.text, "BAR.ARV"), 1u) << "the turn is handed over with bar.arrive";
+  EXPECT_GE(count_of(s.text, ", 0x100"), 2u) << "ordering barriers count 256 threads (both warpgroups)";
 }

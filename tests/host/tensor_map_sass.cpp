@@ -5,44 +5,14 @@
 // with cuobjdump; skips, saying why, when either tool is missing.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
+
+#include "sass_tools.hpp"
 
 namespace {
 
-bool exists(const std::string& p) { return !p.empty() && std::ifstream(p).good(); }
-
-std::string find_tool(const char* env, const std::string& name, const std::vector<std::string>& extra) {
-  if (const char* e = std::getenv(env); e && exists(e)) return e;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    for (std::string dir; std::getline(ss, dir, ':');)
-      if (!dir.empty() && exists(dir + "/" + name)) return dir + "/" + name;
-  }
-  for (const auto& p : extra)
-    if (exists(p)) return p;
-  return "";
-}
-
-std::string run(const std::string& cmd, int& rc) {
-  std::string out;
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return rc = -1, out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  rc = pclose(f);
-  return out;
-}
-
-size_t count(const std::string& hay, const std::string& needle) {
-  size_t c = 0;
-  for (size_t i = hay.find(needle); i != std::string::npos; i = hay.find(needle, i + 1)) ++c;
-  return c;
-}
+using hopper_test::count_of;
 
 // One kernel per instruction form, so each function's SASS can be read alone.
 const char* kSource = R"(
@@ -76,26 +46,24 @@ struct sass {
 const sass& compiled() {
   static const sass s = [] {
     sass r;
-    const std::string nvcc = find_tool("NVCC", "nvcc", {"/usr/local/cuda/bin/nvcc"});
+    const std::string nvcc = hopper_test::find_nvcc();
     if (nvcc.empty()) return r.why_not = "nvcc not found (set NVCC or PATH)", r;
-    const std::string dir = nvcc.substr(0, nvcc.rfind('/'));
-    const std::string cuobjdump = find_tool(
-        "CUOBJDUMP", "cuobjdump",
-        {dir + "/cuobjdump", "/usr/local/cuda/bin/cuobjdump",
-         "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/cuobjdump"});
+    const std::string cuobjdump = hopper_test::find_cuobjdump(nvcc);
     if (cuobjdump.empty()) return r.why_not = "cuobjdump not found (set CUOBJDUMP or PATH)", r;
-    const std::string src_dir = HOPPER_SOURCE_DIR, out = std::string(HOPPER_BINARY_DIR) + "/tensor_map_sass";
+    const std::string out = std::string(HOPPER_BINARY_DIR) + "/tensor_map_sass";
     std::ofstream(out + ".cu") << kSource;
-    int rc = 0;
-    r.ptxas = run("\"" + nvcc + "\" -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I \"" +
-                      src_dir + "/include\" -I \"" + src_dir + "\" \"" + out + ".cu\" -o \"" + out + ".cubin\"",
-                  rc);
-    if (rc != 0) {
+    const auto log = hopper_test::compile_cubin(nvcc, HOPPER_SOURCE_DIR, out + ".cu", out + ".cubin",
+                                                "--expt-relaxed-constexpr -Xptxas -v");
+    r.ptxas = log.output;
+    if (log.status != 0) {
       ADD_FAILURE() << "nvcc failed:\n" << r.ptxas;
       return r;
     }
-    r.text = run("\"" + cuobjdump + "\" --dump-sass \"" + out + ".cubin\"", rc);
-    if (rc != 0) ADD_FAILURE() << "cuobjdump failed:\n" << r.text, r.text.clear();
+    const auto dump = hopper_test::dump_sass(cuobjdump, out + ".cubin");
+    if (dump.status != 0)
+      ADD_FAILURE() << "cuobjdump failed:\n" << dump.output;
+    else
+      r.text = dump.output;
     return r;
   }();
   return s;
@@ -120,50 +88,50 @@ TEST(TensorMapSass, EachLoadIsOneUtmaldgOfItsRank) {
   for (int r = 1; r <= 5; ++r) {
     const std::string f = function_sass(s.text, names[r - 1]);
     ASSERT_FALSE(f.empty()) << names[r - 1];
-    EXPECT_EQ(count(f, "UTMALDG"), 1u) << f;
-    EXPECT_EQ(count(f, "UTMALDG." + std::to_string(r) + "D "), 1u) << f;
+    EXPECT_EQ(count_of(f, "UTMALDG"), 1u) << f;
+    EXPECT_EQ(count_of(f, "UTMALDG." + std::to_string(r) + "D "), 1u) << f;
   }
   const std::string h = function_sass(s.text, "ldh");
-  EXPECT_EQ(count(h, "UTMALDG.2D"), 1u) << h;
-  EXPECT_EQ(count(h, "desc["), 1u) << "the cache-hint form carries the policy descriptor:\n" << h;
+  EXPECT_EQ(count_of(h, "UTMALDG.2D"), 1u) << h;
+  EXPECT_EQ(count_of(h, "desc["), 1u) << "the cache-hint form carries the policy descriptor:\n" << h;
   const std::string m = function_sass(s.text, "mc2");
-  EXPECT_EQ(count(m, "UTMALDG.2D.MULTICAST"), 1u) << m;
+  EXPECT_EQ(count_of(m, "UTMALDG.2D.MULTICAST"), 1u) << m;
 }
 
 TEST(TensorMapSass, StoresAndPrefetchesAreOneInstructionEach) {
   REQUIRE_SASS();
-  EXPECT_EQ(count(function_sass(s.text, "st3"), "UTMASTG.3D "), 1u);
-  EXPECT_EQ(count(function_sass(s.text, "sth"), "UTMASTG.1D"), 1u);
-  EXPECT_EQ(count(function_sass(s.text, "sth"), "desc["), 1u);
-  EXPECT_EQ(count(function_sass(s.text, "pf4"), "UTMAPF.L2.4D"), 1u);
-  EXPECT_EQ(count(function_sass(s.text, "pfm"), "UTMACCTL.PF"), 1u);
+  EXPECT_EQ(count_of(function_sass(s.text, "st3"), "UTMASTG.3D "), 1u);
+  EXPECT_EQ(count_of(function_sass(s.text, "sth"), "UTMASTG.1D"), 1u);
+  EXPECT_EQ(count_of(function_sass(s.text, "sth"), "desc["), 1u);
+  EXPECT_EQ(count_of(function_sass(s.text, "pf4"), "UTMAPF.L2.4D"), 1u);
+  EXPECT_EQ(count_of(function_sass(s.text, "pfm"), "UTMACCTL.PF"), 1u);
 }
 
 TEST(TensorMapSass, StreamCopyKernelsAreBulkCopiesWithoutSpills) {
   REQUIRE_SASS();
   EXPECT_NE(s.ptxas.find("stream_copy_1d_kernel"), std::string::npos) << s.ptxas;
-  EXPECT_EQ(count(s.ptxas, "bytes spill stores"), count(s.ptxas, "0 bytes spill stores")) << s.ptxas;
+  EXPECT_EQ(count_of(s.ptxas, "bytes spill stores"), count_of(s.ptxas, "0 bytes spill stores")) << s.ptxas;
   const std::string k1 =
       function_sass(s.text, "_ZN6hopper7kernels21stream_copy_1d_kernelILi8ELi1EEEvPhPKhmjNS0_12stream_knobsE");
   ASSERT_FALSE(k1.empty());
-  EXPECT_EQ(count(k1, "UBLKCP.S.G"), 2u) << "one bulk load in the producer loop, plain and .L2::cache_hint";
-  EXPECT_EQ(count(k1, "UBLKCP.G.S"), 2u) << "one bulk store in the storer loop, plain and .L2::cache_hint";
-  EXPECT_EQ(count(k1, "MEMBAR"), 0u) << "no memory barrier: ordering is the mbarriers' and the bulk groups'";
-  EXPECT_EQ(count(k1, "LDL") + count(k1, "STL"), 0u);
+  EXPECT_EQ(count_of(k1, "UBLKCP.S.G"), 2u) << "one bulk load in the producer loop, plain and .L2::cache_hint";
+  EXPECT_EQ(count_of(k1, "UBLKCP.G.S"), 2u) << "one bulk store in the storer loop, plain and .L2::cache_hint";
+  EXPECT_EQ(count_of(k1, "MEMBAR"), 0u) << "no memory barrier: ordering is the mbarriers' and the bulk groups'";
+  EXPECT_EQ(count_of(k1, "LDL") + count_of(k1, "STL"), 0u);
   // The st_global path: bulk loads, no bulk store, 16-byte ld.shared / st.global pairs.
   for (const char* name : {"_ZN6hopper7kernels18stream_ldst_kernelILi8ELb0ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff",
                            "_ZN6hopper7kernels18stream_ldst_kernelILi8ELb1ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff"}) {
     const std::string k = function_sass(s.text, name);
     ASSERT_FALSE(k.empty()) << name;
-    EXPECT_EQ(count(k, "UBLKCP.S.G"), 2u) << name;
-    EXPECT_EQ(count(k, "UBLKCP.G.S"), 0u) << name;
-    EXPECT_GE(count(k, "LDS.128"), 5u) << "a batch of four and the remainder:\n" << k;
-    EXPECT_EQ(count(k, "STG.E.128"), count(k, "LDS.128")) << k;
-    EXPECT_EQ(count(k, "MEMBAR"), 0u) << name;
-    EXPECT_EQ(count(k, "LDL") + count(k, "STL"), 0u) << name;
+    EXPECT_EQ(count_of(k, "UBLKCP.S.G"), 2u) << name;
+    EXPECT_EQ(count_of(k, "UBLKCP.G.S"), 0u) << name;
+    EXPECT_GE(count_of(k, "LDS.128"), 5u) << "a batch of four and the remainder:\n" << k;
+    EXPECT_EQ(count_of(k, "STG.E.128"), count_of(k, "LDS.128")) << k;
+    EXPECT_EQ(count_of(k, "MEMBAR"), 0u) << name;
+    EXPECT_EQ(count_of(k, "LDL") + count_of(k, "STL"), 0u) << name;
   }
-  EXPECT_GE(count(s.text, "UTMALDG.2D"), 1u);
-  EXPECT_GE(count(s.text, "UTMASTG.2D"), 1u);
+  EXPECT_GE(count_of(s.text, "UTMALDG.2D"), 1u);
+  EXPECT_GE(count_of(s.text, "UTMASTG.2D"), 1u);
 }
 
 }  // namespace

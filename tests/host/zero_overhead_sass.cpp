@@ -5,13 +5,14 @@
 // compile (tests/sass/misuse.cu). Skips, saying why, when nvcc or cuobjdump/nvdisasm is missing.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
+
+#include "sass_tools.hpp"
 
 #ifndef HOPPER_NVCC
 #define HOPPER_NVCC ""
@@ -21,31 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct run_result {
-  int status;
-  std::string output;
-};
-
-run_result run(const std::string& cmd) {
-  run_result r{-1, {}};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  r.status = pclose(p);
-  return r;
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
 std::string nvcc() { return HOPPER_NVCC; }
 
 // Why SASS cannot be produced here, or empty.
 std::string toolchain_missing() {
-  if (nvcc().empty() || !fs::exists(nvcc())) return "no CUDA compiler configured (CMAKE_CUDA_COMPILER)";
-  if (run("command -v cuobjdump").status != 0) return "cuobjdump not on PATH";
-  if (run("command -v nvdisasm").status != 0 && !std::getenv("NVDISASM_PATH"))
+  if (std::string why = hopper_test::configured_toolchain_missing(nvcc()); !why.empty()) return why;
+  if (hopper_test::find_on_path("nvdisasm").empty() && !std::getenv("NVDISASM_PATH"))
     return "nvdisasm not on PATH (cuobjdump --dump-sass needs it; pip install nvidia-cuda-nvdisasm)";
   return {};
 }
@@ -56,10 +38,10 @@ fs::path work_dir() {
   return d;
 }
 
-std::string compile_cmd(const std::string& source, const fs::path& cubin, const std::string& extra = "") {
+// Compiles tests/sass/<source> (a path from the repository root) to `cubin`.
+hopper_test::command_result compile(const std::string& source, const fs::path& cubin, const std::string& extra = "") {
   const fs::path root = HOPPER_SOURCE_DIR;
-  return quote(nvcc()) + " -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin " + extra + " -I " +
-         quote((root / "include").string()) + " -o " + quote(cubin.string()) + " " + quote((root / source).string());
+  return hopper_test::compile_cubin(nvcc(), root.string(), (root / source).string(), cubin.string(), extra);
 }
 
 // Counts of the SASS opcodes that implement the seed's machinery: mbarrier (SYNCS.*), fences
@@ -81,9 +63,9 @@ std::string show(const std::map<std::string, int>& m) {
 
 std::map<std::string, int> sass_of(const std::string& source, const std::string& name) {
   const fs::path cubin = work_dir() / (name + ".cubin");
-  const auto c = run(compile_cmd(source, cubin));
+  const auto c = compile(source, cubin);
   EXPECT_EQ(c.status, 0) << source << " did not compile:\n" << c.output;
-  const auto d = run("cuobjdump --dump-sass " + quote(cubin.string()));
+  const auto d = hopper_test::dump_sass(hopper_test::find_on_path("cuobjdump"), cubin.string());
   EXPECT_EQ(d.status, 0) << "cuobjdump failed:\n" << d.output;
   return async_opcodes(d.output);
 }
@@ -116,13 +98,13 @@ TEST(ZeroOverheadSass, EveryPtxFormAssembles) {
 TEST(ZeroOverheadSass, MisuseDoesNotCompile) {
   if (nvcc().empty() || !fs::exists(nvcc())) GTEST_SKIP() << "no CUDA compiler configured (CMAKE_CUDA_COMPILER)";
   const fs::path cubin = work_dir() / "misuse.cubin";
-  const auto ok = run(compile_cmd("tests/sass/misuse.cu", cubin, "-DBAD=0"));
+  const auto ok = compile("tests/sass/misuse.cu", cubin, "-DBAD=0");
   ASSERT_EQ(ok.status, 0) << "the correct use must compile:\n" << ok.output;
   const char* cases[] = {"", "wait(0) with a raw int", "arrival_count(0) as a constant", "named barrier id 16",
                          "named barrier of 48 threads", "setmaxnreg 100", "pending_count on a plain arrive token",
                          "init(5) with a raw int"};
   for (int bad = 1; bad <= 7; ++bad) {
-    const auto r = run(compile_cmd("tests/sass/misuse.cu", cubin, "-DBAD=" + std::to_string(bad)));
+    const auto r = compile("tests/sass/misuse.cu", cubin, "-DBAD=" + std::to_string(bad));
     EXPECT_NE(r.status, 0) << "misuse " << bad << " (" << cases[bad] << ") compiled";
   }
 }
