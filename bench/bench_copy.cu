@@ -14,6 +14,15 @@
 //          SWEEP copy <variant> stages=.. stage_bytes=.. blocks_per_sm=.. store_lag=.. prefetch=..
 //                    load_evict=.. store_evict=.. order=.. [warps=..] <ratio>
 //          SUMMARY copy <variant> min_ratio_256MiB_up=<x> (and the tuned configuration)
+//
+// The `why/` probes (bench/copy_probes.cuh) are registered only when --benchmark_filter names
+// `why`: the copy taken apart (a plain register copy with no shared memory or TMA, the bulk-load
+// read side alone, the bulk-store write side alone, several smaller bulk copies per stage) at
+// 256 MiB, 1 GiB and 4 GiB, each interleaved with memcpy like the rest. A probe's bandwidth counts
+// what it moves (rw: read + written, r: read, w: written); its ratio is that bandwidth over
+// memcpy's read + written bandwidth in the same measurement.
+//          RATIO why <probe> <size> <ratio> ours=<GB/s> memcpy=<GB/s> counted=rw|r|w
+//          SUMMARY why <size> copy|read|write|split ... (best of each group, side by side)
 #include <benchmark/benchmark.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -27,6 +36,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "copy_probes.cuh"
 #include "kernels/stream_copy.cuh"
 
 namespace {
@@ -218,7 +228,273 @@ void size_one(benchmark::State& st, variant v, size_t bytes, bool tuned) {
   }
 }
 
+// ---- why/: the copy taken apart ----------------------------------------------------------------
+
+bool g_why = false;  // set by main when the filter names why/
+
+struct why_result {
+  std::string probe;
+  char counted;  // 'c': read + written, 'r': read, 'w': written
+  double gbps, ratio;
+};
+std::map<size_t, std::vector<why_result>> g_why_results;
+
+int sm_count() {
+  static int sms = [] {
+    int dev = 0, n = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }();
+  return sms;
+}
+
+uint32_t* why_sink() {  // one word per block of the plain read kernel
+  static uint32_t* p = [] {
+    uint32_t* q = nullptr;
+    BENCH_CUDA(cudaMalloc(&q, sizeof(uint32_t) * 64 * 1024));
+    return q;
+  }();
+  return p;
+}
+
+// Runs f(std::integral_constant<int, S>) for the stage counts the probes instantiate.
+template <class F>
+cudaError_t by_stages(uint32_t stages, F&& f) {
+  switch (stages) {
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: return f(std::integral_constant<int, 16>{});
+  }
+}
+
+template <class F>
+cudaError_t by_lag(uint32_t lag, F&& f) {
+  return lag == 1 ? f(std::integral_constant<int, 1>{}) : f(std::integral_constant<int, 7>{});
+}
+
+template <int U>
+launcher plain_copy(uint32_t bpsm) {
+  return [bpsm](uint8_t* d, const uint8_t* s, size_t n) {
+    copy_probe::plain_copy_kernel<U><<<sm_count() * bpsm, copy_probe::plain_threads>>>(
+        reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n / 16);
+    return cudaGetLastError();
+  };
+}
+template <int U>
+launcher plain_copy_tiles() {
+  return [](uint8_t* d, const uint8_t* s, size_t n) {
+    const uint64_t per = uint64_t(copy_probe::plain_threads) * U;
+    copy_probe::plain_copy_tiles_kernel<U><<<uint32_t((n / 16 + per - 1) / per), copy_probe::plain_threads>>>(
+        reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n / 16);
+    return cudaGetLastError();
+  };
+}
+template <int U>
+launcher plain_read(uint32_t bpsm) {
+  return [bpsm](uint8_t*, const uint8_t* s, size_t n) {
+    copy_probe::plain_read_kernel<U><<<sm_count() * bpsm, copy_probe::plain_threads>>>(
+        reinterpret_cast<const uint4*>(s), n / 16, why_sink());
+    return cudaGetLastError();
+  };
+}
+template <int U>
+launcher plain_write(uint32_t bpsm) {
+  return [bpsm](uint8_t* d, const uint8_t*, size_t n) {
+    copy_probe::plain_write_kernel<U><<<sm_count() * bpsm, copy_probe::plain_threads>>>(reinterpret_cast<uint4*>(d),
+                                                                                       n / 16);
+    return cudaGetLastError();
+  };
+}
+
+// The bulk probes' shape: stages x kib KiB, CTAs per SM, pieces per stage, store lag (write
+// only), and the copy's L2 knobs off or as in stream_copy_1d_default() (prefetch 2, evict_first).
+struct bulk_shape {
+  uint32_t stages, kib, bpsm, pieces, store_pieces, lag;
+  bool dflt_knobs;
+};
+hopper::kernels::stream_knobs knobs_for(const bulk_shape& b) {
+  return hopper::kernels::knobs_of(b.dflt_knobs ? hopper::kernels::stream_copy_1d_default() : stream_copy_config{});
+}
+
+launcher bulk_read(bulk_shape b) {
+  return [b](uint8_t*, const uint8_t* s, size_t n) {
+    return by_stages(b.stages, [&](auto st) {
+      auto kernel = &copy_probe::bulk_read_kernel<decltype(st)::value>;
+      const uint32_t sb = b.kib * 1024, smem = b.stages * sb;
+      uint32_t grid = 0;
+      cudaError_t e = hopper::kernels::detail::persistent_grid(kernel, 64, smem, b.bpsm, (n + sb - 1) / sb, grid);
+      if (e != cudaSuccess) return e;
+      kernel<<<grid, 64, smem>>>(s, n, sb, b.pieces, knobs_for(b));
+      return cudaGetLastError();
+    });
+  };
+}
+launcher bulk_write(bulk_shape b) {
+  return [b](uint8_t* d, const uint8_t*, size_t n) {
+    return by_lag(b.lag, [&](auto lag) {
+      auto kernel = &copy_probe::bulk_write_kernel<decltype(lag)::value>;
+      const uint32_t sb = b.kib * 1024, smem = b.stages * sb;
+      uint32_t grid = 0;
+      cudaError_t e = hopper::kernels::detail::persistent_grid(kernel, 32, smem, b.bpsm, (n + sb - 1) / sb, grid);
+      if (e != cudaSuccess) return e;
+      kernel<<<grid, 32, smem>>>(d, n, b.stages, sb, b.pieces, knobs_for(b));
+      return cudaGetLastError();
+    });
+  };
+}
+launcher split_copy(bulk_shape b) {
+  return [b](uint8_t* d, const uint8_t* s, size_t n) {
+    return by_stages(b.stages, [&](auto st) {
+      auto kernel = &copy_probe::split_copy_kernel<decltype(st)::value>;
+      const uint32_t sb = b.kib * 1024, smem = b.stages * sb;
+      uint32_t grid = 0;
+      cudaError_t e = hopper::kernels::detail::persistent_grid(kernel, 64, smem, b.bpsm, (n + sb - 1) / sb, grid);
+      if (e != cudaSuccess) return e;
+      kernel<<<grid, 64, smem>>>(d, s, n, sb, b.pieces, b.store_pieces, knobs_for(b));
+      return cudaGetLastError();
+    });
+  };
+}
+
+std::string shape_name(const bulk_shape& b, bool write) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%ux%uK_b%u_p%u%s%s", b.stages, b.kib, b.bpsm, b.pieces,
+                write ? ("_lag" + std::to_string(b.lag)).c_str() : "", b.dflt_knobs ? "_pf2ef" : "");
+  std::string s = buf;
+  if (b.store_pieces > 1) s += "_sp" + std::to_string(b.store_pieces);
+  return s;
+}
+
+// A copy probe must copy: once per probe, 64 MiB + 4144 bytes (tails past every stage size) of
+// distinct 16-byte values into a poisoned destination, compared on the host.
+void why_check(const std::string& probe, const launcher& l) {
+  const size_t n = 64 * MiB + 4144;
+  static uint8_t *src = nullptr, *dst = nullptr;
+  if (src == nullptr) {
+    BENCH_CUDA(cudaMalloc(&src, n));
+    BENCH_CUDA(cudaMalloc(&dst, n));
+    copy_probe::plain_write_kernel<1><<<sm_count() * 4, copy_probe::plain_threads>>>(reinterpret_cast<uint4*>(src),
+                                                                                    n / 16);
+    BENCH_CUDA(cudaGetLastError());
+  }
+  BENCH_CUDA(cudaMemset(dst, 0xff, n));
+  BENCH_CUDA(l(dst, src, n));
+  BENCH_CUDA(cudaDeviceSynchronize());
+  std::vector<uint8_t> a(n), b(n);
+  BENCH_CUDA(cudaMemcpy(a.data(), src, n, cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(b.data(), dst, n, cudaMemcpyDeviceToHost));
+  const auto bad = std::mismatch(a.begin(), a.end(), b.begin());
+  if (bad.first == a.end())
+    std::printf("CHECK why %s ok (%zu bytes)\n", probe.c_str(), n);
+  else
+    std::printf("CHECK why %s FAILED: first wrong byte at %zu of %zu\n", probe.c_str(), size_t(bad.first - a.begin()), n);
+}
+
+void why_one(benchmark::State& st, const std::string& probe, char counted, size_t bytes, const launcher& l) {
+  if (counted == 'c' && bytes == 256 * MiB) why_check(probe, l);
+  result r{};
+  for (auto _ : st) {
+    r = measure(bytes, 30, l);
+    st.SetIterationTime(r.ours_ms * 1e-3);
+  }
+  const double moved = counted == 'c' ? 2.0 * double(bytes) : double(bytes);
+  const double gbps = moved / (r.ours_ms * 1e6);
+  const double ratio = gbps / r.memcpy_gbps(bytes);
+  st.counters["GBps"] = gbps;
+  st.counters["memcpy_GBps"] = r.memcpy_gbps(bytes);
+  st.counters["ratio"] = ratio;
+  st.counters["bytes"] = double(bytes);
+  st.SetLabel(probe);
+  std::printf("RATIO why %s %zuMiB %.4f ours=%.1f memcpy=%.1f counted=%s\n", probe.c_str(), bytes / MiB, ratio, gbps,
+              r.memcpy_gbps(bytes), counted == 'c' ? "rw" : (counted == 'r' ? "r" : "w"));
+  g_why_results[bytes].push_back({probe, counted, gbps, ratio});
+}
+
+void register_why() {
+  struct probe {
+    std::string name;
+    char counted;
+    launcher run;
+  };
+  std::vector<probe> probes;
+  probes.push_back({"memcpy_self", 'c', [](uint8_t* d, const uint8_t* s, size_t n) {
+                      return cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice);
+                    }});
+  // (1) A plain register copy: no shared memory, no TMA.
+  for (uint32_t bpsm : {4u, 8u}) {
+    const std::string b = "_b" + std::to_string(bpsm);
+    probes.push_back({"plain_copy/u1" + b, 'c', plain_copy<1>(bpsm)});
+    probes.push_back({"plain_copy/u2" + b, 'c', plain_copy<2>(bpsm)});
+    probes.push_back({"plain_copy/u4" + b, 'c', plain_copy<4>(bpsm)});
+    probes.push_back({"plain_copy/u8" + b, 'c', plain_copy<8>(bpsm)});
+  }
+  probes.push_back({"plain_copy_tiles/u1", 'c', plain_copy_tiles<1>()});
+  probes.push_back({"plain_copy_tiles/u4", 'c', plain_copy_tiles<4>()});
+  // (2) The read side: bulk loads into stages, nothing stored, against plain 16-byte loads.
+  for (uint32_t bpsm : {4u, 8u}) {
+    const std::string b = "_b" + std::to_string(bpsm);
+    probes.push_back({"plain_read/u1" + b, 'r', plain_read<1>(bpsm)});
+    probes.push_back({"plain_read/u4" + b, 'r', plain_read<4>(bpsm)});
+    probes.push_back({"plain_read/u8" + b, 'r', plain_read<8>(bpsm)});
+  }
+  const bulk_shape reads[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 1, true}, {8, 24, 1, 4, 1, 1, false},
+                              {4, 48, 1, 1, 1, 1, false}, {4, 48, 1, 8, 1, 1, false}, {16, 12, 1, 1, 1, 1, false},
+                              {4, 24, 2, 1, 1, 1, false}};
+  for (const bulk_shape& b : reads) probes.push_back({"bulk_read/" + shape_name(b, false), 'r', bulk_read(b)});
+  // (3) The write side: bulk stores of resident stages, nothing loaded, against plain 16-byte
+  // stores and cudaMemsetAsync.
+  probes.push_back({"memset", 'w', [](uint8_t* d, const uint8_t*, size_t n) { return cudaMemsetAsync(d, 0x5a, n); }});
+  for (uint32_t bpsm : {4u, 8u}) {
+    const std::string b = "_b" + std::to_string(bpsm);
+    probes.push_back({"plain_write/u1" + b, 'w', plain_write<1>(bpsm)});
+    probes.push_back({"plain_write/u4" + b, 'w', plain_write<4>(bpsm)});
+  }
+  const bulk_shape writes[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 7, false}, {8, 24, 1, 4, 1, 1, false},
+                               {8, 24, 1, 1, 1, 1, true}, {4, 24, 2, 1, 1, 1, false}};
+  for (const bulk_shape& b : writes) probes.push_back({"bulk_write/" + shape_name(b, true), 'w', bulk_write(b)});
+  // (4) The 1-D bulk copy with several smaller bulk copies per stage (p: loads, sp: stores).
+  const bulk_shape splits[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 1, true}, {8, 24, 1, 2, 1, 1, false},
+                               {8, 24, 1, 4, 1, 1, false}, {8, 24, 1, 4, 4, 1, false}, {8, 24, 1, 4, 1, 1, true},
+                               {4, 48, 1, 8, 1, 1, false}, {16, 12, 1, 1, 1, 1, false}};
+  for (const bulk_shape& b : splits) probes.push_back({"split_copy/" + shape_name(b, false), 'c', split_copy(b)});
+
+  for (size_t bytes : {256 * MiB, 1024 * MiB, 4096 * MiB})
+    for (const probe& p : probes)
+      benchmark::RegisterBenchmark(("why/" + p.name + "/" + std::to_string(bytes / MiB) + "MiB").c_str(),
+                                   [p, bytes](benchmark::State& s) { why_one(s, p.name, p.counted, bytes, p.run); })
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+}
+
+// Side by side per size: the best of each probe group (by its own bandwidth).
+void print_why_summary() {
+  auto best = [](const std::vector<why_result>& v, const std::string& prefix) {
+    const why_result* b = nullptr;
+    for (const auto& r : v)
+      if (r.probe.rfind(prefix, 0) == 0 && (b == nullptr || r.gbps > b->gbps)) b = &r;
+    return b;
+  };
+  for (const auto& kv : g_why_results) {
+    const std::vector<why_result>& v = kv.second;
+    const size_t mib = kv.first / MiB;
+    auto line = [&](const char* group, const char* a, const char* b) {
+      const why_result *x = best(v, a), *y = best(v, b);
+      if (x == nullptr || y == nullptr) return;
+      std::printf("SUMMARY why %zuMiB %s %s=%.1fGB/s(%.4f) %s=%.1fGB/s(%.4f) first/second=%.4f\n", mib, group,
+                  x->probe.c_str(), x->gbps, x->ratio, y->probe.c_str(), y->gbps, y->ratio, x->gbps / y->gbps);
+    };
+    line("copy", "plain_copy", "split_copy/8x24K_b1_p1_pf2ef");
+    line("read", "bulk_read", "plain_read");
+    line("write", "bulk_write", "plain_write");
+    line("write_memset", "bulk_write", "memset");
+    line("split", "split_copy", "split_copy/8x24K_b1_p1_pf2ef");
+  }
+}
+
 void register_all() {
+  if (g_why) register_why();
   auto reg = [](const std::string& n, auto fn) {
     benchmark::RegisterBenchmark(n.c_str(), fn)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   };
@@ -299,7 +575,11 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--benchmark_filter=", 0) == 0 && std::string(argv[i]).find("why") != std::string::npos)
+      g_why = true;
   if (!hopper_bench::run_benchmarks(argc, argv, "copy", register_all)) return 0;
+  print_why_summary();
   for (const auto& [v, best] : g_best)
     std::printf("SUMMARY copy %s best_sweep_1GiB ratio=%.4f %s\n", name(v), best.second, cfg_str(best.first, v).c_str());
   for (const auto& [series, r] : g_min_ratio)

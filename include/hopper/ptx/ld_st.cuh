@@ -2,9 +2,9 @@
 // whose loads the copy engine performs. A streaming copy reads a stage that a bulk load filled
 // (ld.shared, after the stage's full barrier) and writes it out from registers (st.global), so
 // the stores leave the SM through the load/store units of many warps instead of its one TMA unit.
-// Every asm is volatile with a "memory" clobber: the loads must stay after the mbarrier wait that
-// made the stage visible and before the arrive that hands it back; the stores write memory the
-// compiler does not see.
+// Every asm is volatile; the shared loads and the stores carry a "memory" clobber: the loads must
+// stay after the mbarrier wait that made the stage visible and before the arrive that hands it
+// back; the stores write memory the compiler does not see. ld.global.nc has none (see there).
 #pragma once
 #include <cstdint>
 
@@ -19,6 +19,18 @@ __device__ __forceinline__ uint4 ld_shared_v4_u32(const void* smem) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "r"(smem_addr(smem))
                : "memory");
+  return v;
+}
+
+// ld.global.nc.v4.u32 {a, b, c, d}, [addr]; (seed §3) 16 bytes of global memory, 16-byte aligned,
+// through the non-coherent (read-only) path: nothing may write them while the kernel runs. No
+// "memory" clobber: such data cannot change under the load, so it orders nothing, and leaving the
+// compiler free to hoist it lets several loads be in flight at once; volatile keeps it issued.
+__device__ __forceinline__ uint4 ld_global_nc_v4_u32(const void* gmem) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(gmem));
   return v;
 }
 
