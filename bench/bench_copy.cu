@@ -8,7 +8,10 @@
 // path, shapes x store warps x st.global / st.global.cs, and load-side knobs and store hints),
 // then every size from 1 MiB to 8 GiB for each variant with the default configuration and with
 // the best configuration the sweep found. Variants: 1d, 2d, axpb_bf16 (bulk stores from the TMA
-// unit), 1d_st, axpb_st (bulk loads, ordinary st.global from the store warps).
+// unit), 1d_st, axpb_st (bulk loads, ordinary st.global from the store warps); 1d_tile,
+// axpb_tile: the per-tile schedule (one short-lived CTA per tile of 1-4 chunks of 4-16 KiB),
+// swept over chunk bytes x chunks per CTA x stages x store path at 1 GiB, then 256 MiB-8 GiB
+// with its default and with its sweep best.
 //
 // Prints:  RATIO copy <variant> <size> <ours/memcpy> ours=<GB/s> memcpy=<GB/s>
 //          SWEEP copy <variant> stages=.. stage_bytes=.. blocks_per_sm=.. store_lag=.. prefetch=..
@@ -110,13 +113,15 @@ result measure(size_t bytes, int runs, const launcher& ours) {
 int runs_for(size_t bytes) { return bytes <= 64 * MiB ? 100 : (bytes <= 1024 * MiB ? 40 : 20); }
 
 // d1 / axpb: bulk stores from the TMA unit; d1_st / axpb_st: bulk loads, st.global from warps.
-enum class variant { d1, d2, axpb, d1_st, axpb_st };
+enum class variant { d1, d2, axpb, d1_st, axpb_st, d1_tile, axpb_tile };
 const char* name(variant v) {
   switch (v) {
     case variant::d1: return "1d";
     case variant::d2: return "2d";
     case variant::axpb: return "axpb_bf16";
     case variant::d1_st: return "1d_st";
+    case variant::d1_tile: return "1d_tile";
+    case variant::axpb_tile: return "axpb_tile";
     default: return "axpb_st";
   }
 }
@@ -126,6 +131,7 @@ launcher make_launcher(variant v, const stream_copy_config& c) {
   switch (v) {
     case variant::d1:
     case variant::d1_st:
+    case variant::d1_tile:
       return [c](uint8_t* d, const uint8_t* s, size_t n) { return hopper::kernels::stream_copy_1d(d, s, n, c); };
     case variant::d2:
       // The maps are encoded on the host before the start event is recorded: not timed.
@@ -157,9 +163,11 @@ std::string cfg_str(const stream_copy_config& c, variant v) {
                 c.stages, c.stage_bytes, c.blocks_per_sm, c.store_lag, c.prefetch_chunks, evict_name(c.load_policy),
                 evict_name(c.store_policy), c.order == chunk_order::contiguous ? "contiguous" : "interleaved");
   std::string s = buf;
-  if (v == variant::axpb) s += " warps=" + std::to_string(c.transform_warps);
-  if (st_path(v))
-    s += " store_warps=" + std::to_string(c.store_warps) + (c.streaming_store ? " st=cs" : " st=wb");
+  const bool st = c.path == hopper::kernels::store_path::st_global;
+  if ((v == variant::axpb || v == variant::axpb_tile) && !st) s += " warps=" + std::to_string(c.transform_warps);
+  if (c.sched == hopper::kernels::schedule::per_tile)
+    s += " sched=per_tile tile_chunks=" + std::to_string(c.tile_chunks) + (st ? " path=st" : " path=bulk");
+  if (st) s += " store_warps=" + std::to_string(c.store_warps) + (c.streaming_store ? " st=cs" : " st=wb");
   return s;
 }
 
@@ -196,8 +204,10 @@ void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
   st.counters["load_evict"] = double(static_cast<unsigned>(c.load_policy));
   st.counters["store_evict"] = double(static_cast<unsigned>(c.store_policy));
   st.counters["contiguous"] = c.order == chunk_order::contiguous ? 1 : 0;
-  st.counters["store_warps"] = st_path(v) ? c.store_warps : 0;
+  st.counters["store_warps"] = c.path == hopper::kernels::store_path::st_global ? c.store_warps : 0;
   st.counters["streaming_store"] = c.streaming_store ? 1 : 0;
+  st.counters["per_tile"] = c.sched == hopper::kernels::schedule::per_tile ? 1 : 0;
+  st.counters["tile_chunks"] = c.tile_chunks;
   st.SetLabel(cfg_str(c, v));
   std::printf("SWEEP copy %s %s %.4f\n", name(v), cfg_str(c, v).c_str(), r.ratio());
   auto it = g_best.find(v);
@@ -207,7 +217,9 @@ void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
 void size_one(benchmark::State& st, variant v, size_t bytes, bool tuned) {
   const stream_copy_config dflt = v == variant::d1 ? hopper::kernels::stream_copy_1d_bulk_default()
                                   : st_path(v)     ? hopper::kernels::stream_copy_st_global_default()
-                                                   : stream_copy_config{};
+                                  : v == variant::d1_tile || v == variant::axpb_tile
+                                      ? hopper::kernels::stream_copy_per_tile_default()
+                                      : stream_copy_config{};
   const stream_copy_config c = tuned && g_best.count(v) ? g_best[v].first : dflt;
   const std::string series = std::string(name(v)) + (tuned ? "_tuned" : "");
   result r{};
@@ -308,13 +320,13 @@ launcher plain_write(uint32_t bpsm) {
 }
 
 // The bulk probes' shape: stages x kib KiB, CTAs per SM, pieces per stage, store lag (write
-// only), and the copy's L2 knobs off or as in stream_copy_1d_default() (prefetch 2, evict_first).
+// only), and the copy's L2 knobs off or as in stream_copy_1d_bulk_default() (prefetch 2, evict_first).
 struct bulk_shape {
   uint32_t stages, kib, bpsm, pieces, store_pieces, lag;
   bool dflt_knobs;
 };
 hopper::kernels::stream_knobs knobs_for(const bulk_shape& b) {
-  return hopper::kernels::knobs_of(b.dflt_knobs ? hopper::kernels::stream_copy_1d_default() : stream_copy_config{});
+  return hopper::kernels::knobs_of(b.dflt_knobs ? hopper::kernels::stream_copy_1d_bulk_default() : stream_copy_config{});
 }
 
 launcher bulk_read(bulk_shape b) {
@@ -564,10 +576,31 @@ void register_all() {
           c.path = hopper::kernels::store_path::st_global, c.store_warps = 8, c.streaming_store = stk == 1;
           add(variant::d1_st, c);
         }
+  // The per-tile schedule: chunk bytes x chunks per CTA x stages (the ring holds
+  // min(stages, tile_chunks) chunks, so stages matter only when it wraps) x store path (bulk
+  // stores, or st.global from 4 or 8 store warps). No L2 knobs: the persistent sweep found them
+  // useful only with prefetch, which a tile of 1-4 chunks has no room for.
+  for (variant v : {variant::d1_tile, variant::axpb_tile})
+    for (uint32_t kib : {4u, 8u, 16u})
+      for (uint32_t tc : {1u, 2u, 4u})
+        for (uint32_t stages : {2u, 4u}) {
+          if (stages > 2 && tc < 4) continue;  // the ring would not wrap: same kernel as stages 2
+          for (uint32_t sw : {0u, 4u, 8u}) {   // 0: bulk stores
+            stream_copy_config c = make(shape{stages, kib, 1}, 1, 0, none, none, inter);
+            c.sched = hopper::kernels::schedule::per_tile, c.tile_chunks = tc;
+            if (sw != 0) c.path = hopper::kernels::store_path::st_global, c.store_warps = sw;
+            add(v, c);
+          }
+        }
   const size_t sizes[] = {1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB, 4096 * MiB, 8192 * MiB};
   for (bool tuned : {false, true})
     for (variant v : {variant::d1, variant::d2, variant::axpb, variant::d1_st, variant::axpb_st})
       for (size_t b : sizes)
+        reg("size/" + std::string(name(v)) + (tuned ? "_tuned/" : "/") + std::to_string(b / MiB) + "MiB",
+            [v, b, tuned](benchmark::State& s) { size_one(s, v, b, tuned); });
+  for (bool tuned : {false, true})
+    for (variant v : {variant::d1_tile, variant::axpb_tile})
+      for (size_t b : {256 * MiB, 1024 * MiB, 2048 * MiB, 4096 * MiB, 8192 * MiB})
         reg("size/" + std::string(name(v)) + (tuned ? "_tuned/" : "/") + std::to_string(b / MiB) + "MiB",
             [v, b, tuned](benchmark::State& s) { size_one(s, v, b, tuned); });
 }

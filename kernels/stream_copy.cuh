@@ -23,6 +23,14 @@
 //                    registers), st.global 16 B per thread, then each warp releases the stage
 // so the copy engine carries only the loads and the stores leave through W warps' load/store
 // units, the way an ordinary copy kernel writes.
+//
+// Two schedules walk the chunks with the same kernel bodies (stream_copy_config::sched):
+//   persistent   at most blocks_per_sm CTAs per SM, each walks chunk c, c + grid, ... (or one
+//                contiguous run) through its ring, wrapping it many times
+//   per_tile     one short-lived CTA per `tile_chunks` consecutive chunks (grid = chunks /
+//                tile_chunks): it loads them into its own small ring, stores them, waits only
+//                until its stores have read shared memory (wait_group.read), and exits; the
+//                hardware block scheduler hands out the next tiles as CTAs retire
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -58,6 +66,10 @@ enum class l2_evict : uint8_t { none, first, normal, last };
 // shared -> global), or 16-byte ld.shared + st.global from `store_warps` warps (1-D and fused only).
 enum class store_path : uint8_t { bulk, st_global };
 
+// How chunks are handed to CTAs: a persistent grid that walks them (each CTA wraps its ring), or
+// one short-lived CTA per tile of `tile_chunks` chunks (docs/copy.md, "Why 0.94x" and run 9).
+enum class schedule : uint8_t { persistent, per_tile };
+
 // The knobs of a streaming copy; the benchmark sweeps them.
 struct stream_copy_config {
   uint32_t stages = 8;             // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
@@ -72,12 +84,15 @@ struct stream_copy_config {
   store_path path = store_path::bulk;
   uint32_t store_warps = 8;        // st_global only: warps that read the stages and store (1..16)
   bool streaming_store = false;    // st_global only: st.global.cs instead of st.global (no store_policy then)
+  schedule sched = schedule::persistent;
+  uint32_t tile_chunks = 1;        // per_tile only: chunks of stage_bytes per CTA (1..16); the
+                                   // ring holds min(stages, tile_chunks) of them
 };
 
-// The 1-D copy's default, the best of the H200 sweep (docs/copy.md): bulk stores, 8 x 24 KiB, one
-// CTA per SM, an L2 prefetch two chunks ahead and evict_first on loads and stores. The 2-D kernel
-// measured best with stream_copy_config{} (no prefetch, no hint). The st_global store path did
-// not beat it for the plain copy (0.917-0.937x memcpy against 0.924-0.947x, same run).
+// The persistent 1-D copy's best of the H200 sweeps (docs/copy.md, run 4): bulk stores, 8 x 24 KiB,
+// one CTA per SM, an L2 prefetch two chunks ahead and evict_first on loads and stores (0.92-0.95x
+// memcpy from 256 MiB up). The 2-D kernel measured best with stream_copy_config{} (no prefetch,
+// no hint). The persistent st_global store path did not beat it (0.917-0.937x, same run).
 inline stream_copy_config stream_copy_1d_bulk_default() {
   stream_copy_config c;
   c.prefetch_chunks = 2;
@@ -86,8 +101,8 @@ inline stream_copy_config stream_copy_1d_bulk_default() {
   return c;
 }
 
-// The st_global path's best of the H200 sweep (docs/copy.md): bulk loads into 6 x 32 KiB, one CTA
-// per SM, 16 store warps with plain st.global (.cs measured 0.7% slower), no prefetch, no hint.
+// The persistent st_global path's best of the H200 sweep (docs/copy.md): bulk loads into 6 x 32 KiB,
+// one CTA per SM, 16 store warps with plain st.global (.cs measured 0.7% slower), no prefetch, no hint.
 inline stream_copy_config stream_copy_st_global_default() {
   stream_copy_config c;
   c.stages = 6;
@@ -97,21 +112,49 @@ inline stream_copy_config stream_copy_st_global_default() {
   return c;
 }
 
-inline stream_copy_config stream_copy_1d_default() { return stream_copy_1d_bulk_default(); }
+// The per-tile schedule with the copy engine both ways (docs/copy.md, run 9): one CTA of two warps
+// per 4 KiB chunk, one bulk load, one bulk store. H200: 0.989-0.995x memcpy from 256 MiB up
+// (the persistent default: 0.924-0.945x, same run).
+inline stream_copy_config stream_copy_per_tile_default() {
+  stream_copy_config c;
+  c.sched = schedule::per_tile;
+  c.stages = 2;
+  c.stage_bytes = 4096;
+  c.tile_chunks = 1;
+  return c;
+}
 
-// The fused kernel's default: the st_global path, which beat the bulk store path by 0.6-1.8% at
-// every size from 256 MiB up (0.922-0.934x memcpy against 0.905-0.923x, same run).
-inline stream_copy_config stream_axpb_bf16_default() { return stream_copy_st_global_default(); }
+// The best point of the per-tile sweep (run 9), for the plain copy and the fused kernel alike: one
+// CTA per 4 KiB chunk, a bulk load, then 4 store warps with st.global (one vector per thread per
+// pass; 12 CTAs per SM fit). H200: plain copy 0.993-1.005x memcpy from 256 MiB up, fused
+// 0.973-1.004x (persistent defaults 0.924-0.945x and 0.919-0.934x, same run).
+inline stream_copy_config stream_copy_per_tile_st_global_default() {
+  stream_copy_config c = stream_copy_per_tile_default();
+  c.path = store_path::st_global;
+  c.store_warps = 4;
+  return c;
+}
+
+// The 1-D launcher's default: the per-tile st_global configuration, 5-7 points ahead of the
+// persistent one (stream_copy_1d_bulk_default()) at every size from 256 MiB up.
+inline stream_copy_config stream_copy_1d_default() { return stream_copy_per_tile_st_global_default(); }
+
+// The fused kernel's default: the same per-tile st_global configuration (the persistent st_global
+// default, stream_copy_st_global_default(), measured 0.919-0.934x in the same run; the per-tile
+// bulk store path with transform warps 0.89-0.92x).
+inline stream_copy_config stream_axpb_bf16_default() { return stream_copy_per_tile_st_global_default(); }
 
 // The runtime knobs the kernels read (the shape knobs are template or launch parameters).
 struct stream_knobs {
   uint32_t prefetch_chunks;
   l2_evict load_policy, store_policy;
   chunk_order order;
+  uint32_t tile_chunks;  // 0: persistent schedule; n > 0: per_tile, n chunks per CTA
 };
 
 inline stream_knobs knobs_of(const stream_copy_config& c) {
-  return {c.prefetch_chunks, c.load_policy, c.store_policy, c.order};
+  return {c.prefetch_chunks, c.load_policy, c.store_policy, c.order,
+          c.sched == schedule::per_tile ? c.tile_chunks : 0u};
 }
 
 // Row of the 2-D view: 256 x 4-byte elements, so one box is {256, stage_bytes / 1024}; the
@@ -145,14 +188,18 @@ __device__ __forceinline__ void store_and_release(copy_pipe<Stages>& pipe, typen
   }
 }
 
-// The storer's tail: every outstanding store has read its stage (release them all), then every
-// store has also written global memory before the CTA exits.
+// The storer's tail: every outstanding store has read its stage (release them all); with
+// `wait_writes`, every store has also written global memory before the CTA exits. A per-tile
+// CTA leaves without it: once its stores have read shared memory the CTA owns nothing they use,
+// and their writes complete on their own before the grid does, as plain st.global's do; waiting
+// would hold the CTA's slot for the write latency of every tile.
 template <int Stages>
 __device__ __forceinline__ void finish_stores(copy_pipe<Stages>& pipe, typename copy_pipe<Stages>::state& s,
-                                              typename copy_pipe<Stages>::state& r, uint32_t lane) {
+                                              typename copy_pipe<Stages>::state& r, uint32_t lane,
+                                              bool wait_writes = true) {
   if (lane == 0) ptx::cp_async_bulk_wait_group_read<0>();
   for (; r.iter() < s.iter(); ++r) pipe.release(r);
-  if (lane == 0) ptx::cp_async_bulk_wait_group<0>();
+  if (wait_writes && lane == 0) ptx::cp_async_bulk_wait_group<0>();
 }
 
 // The chunks of this CTA: first, first + step, ... below end.
@@ -165,6 +212,13 @@ __device__ __forceinline__ chunk_range cta_chunks(uint64_t chunks, chunk_order o
   const uint64_t per = chunks / gridDim.x, extra = chunks % gridDim.x, b = blockIdx.x;
   const uint64_t first = b * per + (b < extra ? b : extra);
   return {first, first + per + (b < extra ? 1u : 0u), 1};
+}
+
+// The same for either schedule: per_tile gives CTA b the chunks b*n .. b*n + n - 1 (fewer at the end).
+__device__ __forceinline__ chunk_range cta_chunks(uint64_t chunks, const stream_knobs& k) {
+  if (k.tile_chunks == 0) return cta_chunks(chunks, k.order);
+  const uint64_t first = uint64_t(blockIdx.x) * k.tile_chunks, end = first + k.tile_chunks;
+  return {first, end < chunks ? end : chunks, 1};
 }
 
 // The createpolicy for a priority (none never reaches here: the caller issues the plain form).
@@ -274,7 +328,7 @@ __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict_
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint64_t bulk = bytes & ~uint64_t(15);
   const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
@@ -295,7 +349,7 @@ __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict_
         detail::store_chunk(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
       });
     }
-    detail::finish_stores<Stages>(pipe, s, r, lane);
+    detail::finish_stores<Stages>(pipe, s, r, lane, k.tile_chunks == 0);
   }
 }
 
@@ -318,11 +372,11 @@ __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constan
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint32_t chunks = (rows + box_rows - 1) / box_rows;
   const uint32_t stage_bytes = box_rows * stream_copy_2d_row_bytes;
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
-      if (chunks > blockIdx.x) {
+      if (cr.first < cr.end) {
         ptx::prefetch_tensormap(src_map);
         ptx::prefetch_tensormap(dst_map);
       }
@@ -361,7 +415,7 @@ __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constan
           ptx::cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(c * box_rows));
       });
     }
-    detail::finish_stores<Stages>(pipe, s, r, lane);
+    detail::finish_stores<Stages>(pipe, s, r, lane, k.tile_chunks == 0);
   }
 }
 
@@ -387,7 +441,7 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
   const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
   const uint8_t* src = reinterpret_cast<const uint8_t*>(x);
   uint8_t* dst = reinterpret_cast<uint8_t*>(y);
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
 
   if (warp == detail::producer_warp) {
     if (lane == 0) {
@@ -409,7 +463,7 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
         detail::store_chunk(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
       });
     }
-    detail::finish_stores<Stages>(pipe, s, r, lane);
+    detail::finish_stores<Stages>(pipe, s, r, lane, k.tile_chunks == 0);
   } else {
     const uint32_t t = (warp - 2u) * 32u + lane, threads = transform_warps * 32u;
     auto s = pipe.consumer_start();
@@ -456,7 +510,7 @@ __global__ void __launch_bounds__(32 + 16 * 32) stream_ldst_kernel(uint8_t* __re
 
   const uint64_t bulk = bytes & ~uint64_t(15);
   const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k.order);
+  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
 
   if (warp == 0) {
     if (lane == 0) {
@@ -514,6 +568,12 @@ inline std::string ptr_str(const void* p) {
   return buf;
 }
 
+// Shared memory of one CTA's ring: a per-tile CTA never holds more than its tile_chunks chunks.
+inline uint64_t ring_bytes(const stream_copy_config& c) {
+  const uint32_t held = c.sched == schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
+  return uint64_t(held) * c.stage_bytes;
+}
+
 // The checks every variant shares; `granule` is the stage_bytes multiple the variant needs.
 inline void check_copy_args(const char* who, const void* dst, const void* src, uint64_t bytes,
                             const stream_copy_config& cfg, uint32_t granule) {
@@ -556,15 +616,29 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
       copy_reject(who, "streaming_store (st.global.cs) and store_policy (st.global.L2::cache_hint) are exclusive: "
                        "choose one");
   }
+  if (static_cast<unsigned>(cfg.sched) > 1u)
+    copy_reject(who, "schedule value " + std::to_string(unsigned(cfg.sched)) + " is not a hopper::kernels::schedule");
+  const bool per_tile = cfg.sched == schedule::per_tile;
+  if (per_tile && (cfg.tile_chunks < 1 || cfg.tile_chunks > 16))
+    copy_reject(who, "tile_chunks = " + std::to_string(cfg.tile_chunks) + " is out of range 1..16");
+  if (per_tile && cfg.stage_bytes != 0) {
+    const uint64_t chunks = (bytes + cfg.stage_bytes - 1) / cfg.stage_bytes;
+    if ((chunks + cfg.tile_chunks - 1) / cfg.tile_chunks > (uint64_t(1) << 31) - 1)
+      copy_reject(who, "bytes = " + std::to_string(bytes) + " needs more than 2^31-1 tiles of " +
+                           std::to_string(cfg.tile_chunks) + " x " + std::to_string(cfg.stage_bytes) +
+                           " bytes (the grid's x limit)");
+  }
   if (cfg.blocks_per_sm < 1 || cfg.blocks_per_sm > 32)
     copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " is out of range 1..32");
-  const uint64_t smem = uint64_t(cfg.stages) * cfg.stage_bytes;
+  const uint64_t smem = ring_bytes(cfg);
   if (smem > 227u * 1024u || (uint64_t(cfg.stage_bytes) > (1u << 20) - 1))
-    copy_reject(who, "stages x stage_bytes = " + std::to_string(cfg.stages) + " x " + std::to_string(cfg.stage_bytes) +
-                         " = " + std::to_string(smem) + " bytes exceeds 227 KiB of shared memory per block");
-  // Each CTA also takes 1 KiB reserved by the system and its barriers.
+    copy_reject(who, "stages x stage_bytes = " + std::to_string(smem / cfg.stage_bytes) + " x " +
+                         std::to_string(cfg.stage_bytes) + " = " + std::to_string(smem) +
+                         " bytes exceeds 227 KiB of shared memory per block");
+  // Each CTA also takes 1 KiB reserved by the system and its barriers. A per-tile grid has as many
+  // CTAs per SM as fit; blocks_per_sm does not apply.
   const uint64_t per_sm = uint64_t(cfg.blocks_per_sm) * (smem + 1024u + 512u);
-  if (per_sm > 228u * 1024u)
+  if (!per_tile && per_sm > 228u * 1024u)
     copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " x " + std::to_string(smem) +
                          " bytes of stages does not fit the 228 KiB of shared memory of one SM");
 }
@@ -584,6 +658,19 @@ inline cudaError_t persistent_grid(Kernel* kernel, uint32_t threads, size_t smem
   const uint64_t per_sm = uint64_t(fit) < blocks_per_sm ? uint64_t(fit) : blocks_per_sm;
   const uint64_t cap = uint64_t(sms) * per_sm;
   grid = uint32_t(chunks < 1 ? 1 : (chunks < cap ? chunks : cap));
+  return cudaSuccess;
+}
+
+// The grid of either schedule (sets the dynamic shared memory first): persistent_grid, or one CTA
+// per tile of cfg.tile_chunks chunks (at least one: CTA 0 copies the scalar tail).
+template <class Kernel>
+inline cudaError_t schedule_grid(Kernel* kernel, uint32_t threads, size_t smem, const stream_copy_config& cfg,
+                                 uint64_t chunks, uint32_t& grid) {
+  if (cfg.sched == schedule::persistent) return persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  if (e != cudaSuccess) return e;
+  const uint64_t tiles = (chunks + cfg.tile_chunks - 1) / cfg.tile_chunks;  // < 2^31 (check_copy_args)
+  grid = uint32_t(tiles < 1 ? 1 : tiles);
   return cudaSuccess;
 }
 
@@ -641,11 +728,11 @@ template <bool Axpb>
 inline cudaError_t launch_ldst(uint8_t* dst, const uint8_t* src, uint64_t bytes, float a, float b,
                                const stream_copy_config& cfg, cudaStream_t stream) {
   const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
-  const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+  const size_t smem = ring_bytes(cfg);
   const uint32_t threads = 32u + 32u * cfg.store_warps;
   return dispatch_ldst<Axpb>(cfg.stages, st_kind_of(cfg), [&](auto kernel) {
     uint32_t grid = 0;
-    cudaError_t e = persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
+    cudaError_t e = schedule_grid(kernel, threads, smem, cfg, chunks, grid);
     if (e != cudaSuccess) return e;
     kernel<<<grid, threads, smem, stream>>>(dst, src, bytes, cfg.stage_bytes, knobs_of(cfg), a, b);
     return cudaGetLastError();
@@ -669,10 +756,10 @@ inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
     return detail::launch_ldst<false>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes, 0.f, 0.f,
                                       cfg, stream);
   const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
-  const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+  const size_t smem = detail::ring_bytes(cfg);
   return detail::dispatch<detail::k1d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
     uint32_t grid = 0;
-    cudaError_t e = detail::persistent_grid(kernel, 64, smem, cfg.blocks_per_sm, chunks, grid);
+    cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
     if (e != cudaSuccess) return e;
     kernel<<<grid, 64, smem, stream>>>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes,
                                        cfg.stage_bytes, knobs_of(cfg));
@@ -714,10 +801,10 @@ struct stream_copy_2d_plan {
   cudaError_t launch(cudaStream_t stream = nullptr) const {
     if (bytes == 0) return cudaSuccess;
     const uint64_t chunks = (uint64_t(rows) + box_rows - 1) / box_rows;
-    const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+    const size_t smem = detail::ring_bytes(cfg);
     return detail::dispatch<detail::k2d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
       uint32_t grid = 0;
-      cudaError_t e = detail::persistent_grid(kernel, 64, smem, cfg.blocks_per_sm, chunks, grid);
+      cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
       if (e != cudaSuccess) return e;
       kernel<<<grid, 64, smem, stream>>>(dst_map, src_map, static_cast<uint8_t*>(dst),
                                          static_cast<const uint8_t*>(src), bytes, rows, box_rows, knobs_of(cfg));
@@ -752,10 +839,10 @@ inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, ui
     return detail::launch_ldst<true>(reinterpret_cast<uint8_t*>(y), reinterpret_cast<const uint8_t*>(x), n * 2u, a, b,
                                      cfg, stream);
   const uint64_t chunks = ((n * 2u & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
-  const size_t smem = size_t(cfg.stages) * cfg.stage_bytes;
+  const size_t smem = detail::ring_bytes(cfg);
   return detail::dispatch<detail::kaxpb>(cfg.stages, cfg.store_lag, [&](auto kernel) {
     uint32_t grid = 0;
-    cudaError_t e = detail::persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
+    cudaError_t e = detail::schedule_grid(kernel, threads, smem, cfg, chunks, grid);
     if (e != cudaSuccess) return e;
     kernel<<<grid, threads, smem, stream>>>(y, x, n, a, b, cfg.stage_bytes, knobs_of(cfg));
     return cudaGetLastError();

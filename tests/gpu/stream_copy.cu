@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -49,8 +50,9 @@ enum class variant { d1, d2 };
 void check_copy(variant v, size_t bytes, const stream_copy_config& cfg) {
   SCOPED_TRACE(testing::Message() << (v == variant::d1 ? "1-D" : "2-D") << " bytes=" << bytes << " stages="
                                   << cfg.stages << " stage_bytes=" << cfg.stage_bytes << " blocks_per_sm="
-                                  << cfg.blocks_per_sm << " store_lag=" << cfg.store_lag
-                                  << " seed=" << hopper_test::fresh_seed());
+                                  << cfg.blocks_per_sm << " store_lag=" << cfg.store_lag << " sched="
+                                  << int(cfg.sched) << " tile_chunks=" << cfg.tile_chunks << " path="
+                                  << int(cfg.path) << " seed=" << hopper_test::fresh_seed());
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ bytes ^ (uint64_t(cfg.stage_bytes) << 40));
   const std::vector<uint8_t> src = random_bytes(bytes, rng);
   dev_buf d_src(bytes), d_dst(bytes);
@@ -140,7 +142,8 @@ float bf16_to_float(uint16_t h) {
 void check_axpb(size_t n, const stream_copy_config& cfg) {
   SCOPED_TRACE(testing::Message() << "axpb n=" << n << " stages=" << cfg.stages << " stage_bytes=" << cfg.stage_bytes
                                   << " transform_warps=" << cfg.transform_warps << " store_lag=" << cfg.store_lag
-                                  << " seed=" << hopper_test::fresh_seed());
+                                  << " sched=" << int(cfg.sched) << " tile_chunks=" << cfg.tile_chunks
+                                  << " path=" << int(cfg.path) << " seed=" << hopper_test::fresh_seed());
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ (n * 0x9E3779B97F4A7C15ull));
   std::uniform_real_distribution<float> u(-8.f, 8.f);
   const float a = u(rng), b = u(rng);
@@ -277,6 +280,68 @@ TEST(StreamCopyStGlobal, SweptShapesAndSmallStagesCopyExactly) {
   check_axpb((size_t(1) << 19) + 5, c);
 }
 
+// ---- the per-tile schedule: one short-lived CTA per tile of tile_chunks chunks -----------------
+
+stream_copy_config per_tile(uint32_t stage_bytes, uint32_t tile_chunks, uint32_t stages, uint32_t store_warps) {
+  stream_copy_config c = hopper::kernels::stream_copy_per_tile_default();
+  c.stage_bytes = stage_bytes, c.tile_chunks = tile_chunks, c.stages = stages;
+  if (store_warps != 0) c.path = hopper::kernels::store_path::st_global, c.store_warps = store_warps;
+  return c;
+}
+
+// The launchers' defaults are the per-tile schedule (run 9), the ring sized to the tile.
+TEST(StreamCopyPerTile, DefaultsArePerTile) {
+  for (const stream_copy_config& c : {hopper::kernels::stream_copy_per_tile_default(),
+                                      hopper::kernels::stream_copy_1d_default(),
+                                      hopper::kernels::stream_axpb_bf16_default()}) {
+    EXPECT_EQ(c.sched, hopper::kernels::schedule::per_tile);
+    EXPECT_GE(c.tile_chunks, 1u);
+    EXPECT_EQ(hopper::kernels::detail::ring_bytes(c), uint64_t(std::min(c.stages, c.tile_chunks)) * c.stage_bytes);
+  }
+  EXPECT_EQ(hopper::kernels::stream_copy_1d_default().path, hopper::kernels::store_path::st_global);
+  EXPECT_EQ(hopper::kernels::stream_copy_1d_bulk_default().sched, hopper::kernels::schedule::persistent);
+}
+
+// Sizes from 0 through every tail around the chunk and the tile, up to 37 MiB, for the swept
+// tile shapes: a ring that holds the whole tile, and one that wraps (tile_chunks > stages);
+// bulk stores and st.global from 4 or 8 warps; 1-D and fused (2-D: bulk, whole 1 KiB rows).
+TEST(StreamCopyPerTile, EverySizeMatchesTheSource) {
+  HOPPER_REQUIRE_SM90();
+  for (const stream_copy_config& c : {per_tile(4096, 1, 2, 0), per_tile(8192, 2, 2, 0), per_tile(16384, 4, 2, 0),
+                                      per_tile(4096, 1, 2, 8), per_tile(16384, 4, 4, 4), per_tile(8192, 4, 2, 8),
+                                      hopper::kernels::stream_copy_1d_default()}) {
+    std::vector<size_t> sizes = sizes_for(c.stage_bytes);
+    const size_t tile = size_t(c.stage_bytes) * c.tile_chunks;
+    for (size_t extra : {tile - 16, tile - 1, tile, tile + 1, 2 * tile + 16 + 3}) sizes.push_back(extra);
+    for (size_t n : sizes) {
+      check_copy(variant::d1, n, c);
+      check_axpb(n / 2 + (n & 1), c);
+      if (c.path == hopper::kernels::store_path::bulk) check_copy(variant::d2, n, c);
+    }
+  }
+}
+
+// Odd shapes: a chunk that is a multiple of 16 but not of 128, a tile of 16 chunks through a
+// 3-stage ring with store lags 0 and 2, one store warp, the fused kernel's transform warps.
+TEST(StreamCopyPerTile, OddTilesCopyExactly) {
+  HOPPER_REQUIRE_SM90();
+  const size_t n = (size_t(3) << 20) + 1040 + 7;
+  stream_copy_config c = per_tile(48 + 16 * 7, 3, 2, 0);
+  check_copy(variant::d1, n, c);
+  check_axpb(n / 2, c);
+  for (uint32_t lag : {0u, 2u}) {
+    c = per_tile(2048, 16, 3, 0);
+    c.store_lag = lag;
+    check_copy(variant::d1, n, c);
+    check_copy(variant::d2, n, c);
+    c.transform_warps = lag == 0 ? 1 : 16;
+    check_axpb(n / 2, c);
+  }
+  c = per_tile(4096 + 16, 3, 3, 1);
+  check_copy(variant::d1, n, c);
+  check_axpb(n / 2, c);
+}
+
 // ---- rejections (no GPU needed: validation precedes every CUDA call) ---------------------------
 
 template <class F>
@@ -345,6 +410,24 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
   expect_reject([&] {
     (void)stream_copy_1d(d, s, 100, with_st([](auto& c) { c.path = hopper::kernels::store_path(5); }));
   }, "store_path value 5");
+  const stream_copy_config pt = hopper::kernels::stream_copy_per_tile_default();
+  auto with_pt = [&](auto edit) { stream_copy_config c = pt; edit(c); return c; };
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.tile_chunks = 0; })); },
+                "tile_chunks = 0");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.tile_chunks = 17; })); },
+                "tile_chunks = 17");
+  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.sched = hopper::kernels::schedule(5); })); },
+                "schedule value 5");
+  expect_reject([&] {
+    (void)stream_copy_1d(d, s, uint64_t(1) << 36, with_pt([](auto& c) { c.stage_bytes = 16; }));
+  }, "2^31-1 tiles");
+  // The ring of a tile holds min(stages, tile_chunks) chunks: 16 x 16 KiB is too much for a
+  // persistent CTA, but a per-tile CTA of 2 chunks takes 32 KiB; blocks_per_sm does not apply.
+  (void)stream_copy_1d(d, s, 0, with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 2; }));
+  (void)stream_copy_1d(d, s, 0, with_pt([](auto& c) { c.blocks_per_sm = 32, c.stage_bytes = 65536; }));
+  expect_reject([&] {
+    (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 16; }));
+  }, "exceeds 227 KiB");
 }
 
 }  // namespace
