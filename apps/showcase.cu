@@ -194,8 +194,13 @@ int run_model(const std::string& out, const std::string& why) {
     const stream_outcome o = run_case(c);
     ++tried;
     caught += o.reported;
-    std::printf("  planted bug %-20s -> %s\n", name(m),
-                o.reported ? o.message.substr(0, o.message.find('\n')).c_str() : "NOT REPORTED");
+    // The report's first line and, for a deadlock, the first task it names with its barrier,
+    // parity and counts.
+    const size_t first = o.message.find('\n');
+    const size_t second = first == std::string::npos ? first : o.message.find('\n', first + 1);
+    std::string shown = o.reported ? o.message.substr(0, second) : "NOT REPORTED";
+    if (second != std::string::npos) shown.replace(first, 1, "\n                                 ");
+    std::printf("  planted bug %-20s -> %s\n", name(m), shown.c_str());
   }
   host_case c;
   c.stages = 3;
