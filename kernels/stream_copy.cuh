@@ -674,48 +674,45 @@ inline cudaError_t schedule_grid(Kernel* kernel, uint32_t threads, size_t smem, 
   return cudaSuccess;
 }
 
+// Runtime stage count to a compile-time one: f(std::integral_constant<int, S>) for the stage
+// counts the kernels are instantiated with (2, 3, 4, 6, 8, 12, 16; validation admits only these).
+template <class F>
+inline cudaError_t dispatch_stages(uint32_t stages, F&& f) {
+  switch (stages) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 12: return f(std::integral_constant<int, 12>{});
+    default: return f(std::integral_constant<int, 16>{});
+  }
+}
+
 // Runtime (stages, lag) to the template instance; F is called with the kernel pointer.
 template <template <int, int> class K, class F>
 inline cudaError_t dispatch(uint32_t stages, uint32_t lag, F&& f) {
-  auto by_lag = [&](auto st) -> cudaError_t {
+  return dispatch_stages(stages, [&](auto st) -> cudaError_t {
     constexpr int S = decltype(st)::value;
     switch (lag) {
       case 0: return f(K<S, 0>::get());
       case 1: return f(K<S, 1>::get());
       default: return f(K<S, 2>::get());
     }
-  };
-  switch (stages) {
-    case 2: return by_lag(std::integral_constant<int, 2>{});
-    case 3: return by_lag(std::integral_constant<int, 3>{});
-    case 4: return by_lag(std::integral_constant<int, 4>{});
-    case 6: return by_lag(std::integral_constant<int, 6>{});
-    case 8: return by_lag(std::integral_constant<int, 8>{});
-    case 12: return by_lag(std::integral_constant<int, 12>{});
-    default: return by_lag(std::integral_constant<int, 16>{});
-  }
+  });
 }
 
 // Runtime (stages, store kind) to the st_global instance of stream_ldst_kernel; F gets the pointer.
 template <bool Axpb, class F>
 inline cudaError_t dispatch_ldst(uint32_t stages, st_kind kind, F&& f) {
-  auto by_kind = [&](auto st) -> cudaError_t {
+  return dispatch_stages(stages, [&](auto st) -> cudaError_t {
     constexpr int S = decltype(st)::value;
     switch (kind) {
       case st_kind::cs: return f(&stream_ldst_kernel<S, Axpb, st_kind::cs>);
       case st_kind::hint: return f(&stream_ldst_kernel<S, Axpb, st_kind::hint>);
       default: return f(&stream_ldst_kernel<S, Axpb, st_kind::wb>);
     }
-  };
-  switch (stages) {
-    case 2: return by_kind(std::integral_constant<int, 2>{});
-    case 3: return by_kind(std::integral_constant<int, 3>{});
-    case 4: return by_kind(std::integral_constant<int, 4>{});
-    case 6: return by_kind(std::integral_constant<int, 6>{});
-    case 8: return by_kind(std::integral_constant<int, 8>{});
-    case 12: return by_kind(std::integral_constant<int, 12>{});
-    default: return by_kind(std::integral_constant<int, 16>{});
-  }
+  });
 }
 
 inline st_kind st_kind_of(const stream_copy_config& c) {

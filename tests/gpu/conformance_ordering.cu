@@ -15,13 +15,7 @@ using hopper::parity;
 using hopper::tx_bytes;
 namespace ptx = hopper::ptx;
 
-__host__ __device__ inline uint32_t mix(uint32_t a, uint32_t b, uint32_t c) {
-  uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^ (c + 0x165667b1u) * 0xc2b2ae35u;
-  h ^= h >> 15;
-  h *= 0x2c1b3c6du;
-  h ^= h >> 12;
-  return h;
-}
+using hopper_test::mix;
 
 // ---- §9 / §17.3: writes before arrive.release are seen after wait.acquire --------------------
 // Warp 0 produces 64 words per iteration and arrives (release) on `full`; warp 1 waits
