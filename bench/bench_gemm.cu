@@ -81,6 +81,12 @@ cublasHandle_t cublas() {
 
 std::map<std::string, double> g_named_ratio;  // the seven named shapes
 
+// "bn256_c2x1_s1", "bn128_c2x2_s1_pp": tile width, cluster shape, splits, ping-pong.
+std::string config_name(const hopper::gemm::config& c) {
+  return "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
+         std::to_string(c.splits) + (c.pingpong ? "_pp" : "");
+}
+
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
                  const hopper::gemm::config* forced = nullptr) {
   using hopper::gemm::problem;
@@ -157,7 +163,8 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["cublas_ms_min"] = sc.min_ms;
   state.counters["cublas_ms_max"] = sc.max_ms;
   state.counters["tile_n"] = plans[0]->cfg().bn;
-  state.counters["cluster"] = plans[0]->cfg().cluster;
+  state.counters["cluster_m"] = plans[0]->cfg().cluster_m;
+  state.counters["cluster_n"] = plans[0]->cfg().cluster_n;
   state.counters["splits"] = plans[0]->cfg().splits;
   state.counters["pingpong"] = plans[0]->cfg().pingpong ? 1 : 0;
   state.counters["grid"] = plans[0]->grid();
@@ -165,9 +172,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " +
                  clock_before + " -> " + clock_after + (named ? "; named" : ""));
   const auto& cf = plans[0]->cfg();
-  const std::string tag = forced ? "_bn" + std::to_string(cf.bn) + "c" + std::to_string(cf.cluster) + "s" +
-                                       std::to_string(cf.splits) + (cf.pingpong ? "pp" : "")
-                                 : "";
+  const std::string tag = forced ? "_" + config_name(cf) : "";
   std::printf("RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
               "sm clock %s -> %s MHz)\n",
               (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", tag.c_str(), ratio, ours_tflops, cublas_tflops,
@@ -204,41 +209,30 @@ void register_all() {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
-  // HOPPER_GEMM_SWEEP=1: also every configuration on the few-tile shapes, to calibrate the tile rule.
+  // HOPPER_GEMM_SWEEP=1: also every instantiated configuration (gemm_config.hpp's instances, with
+  // 1, 2 and 4 splits where the splits still fit in one wave) on the named shapes and on shapes that
+  // quantize badly, each against cuBLAS in the same run: the data behind the tile rule.
   if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1') {
-    const shape few[] = {{128, 8192, 8192, false}, {1024, 1024, 1024, false}, {2048, 2048, 2048, false},
-                         {3072, 3072, 3072, false}, {8192, 8192, 1024, false}};
-    for (const shape& s : few)
-      for (int bn : {256, 128})
+    const shape sweep[] = {{8192, 8192, 8192, false},  {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
+                           {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
+                           {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false}};
+    for (const shape& s : sweep)
+      for (const hopper::gemm::instance& in : hopper::gemm::instances)
         for (int splits : {1, 2, 4}) {
           hopper::gemm::config c;
-          c.bn = bn;
-          c.stages = bn == 256 ? 4 : 6;
-          c.cluster = s.M > 128 ? 2 : 1;
-          c.splits = splits;
+          c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
+          c.pingpong = in.pingpong, c.splits = splits;
+          const int64_t tiles_m = (s.M + 127) / 128, tiles_n = (s.N + c.bn - 1) / c.bn;
+          const int64_t units = (tiles_m + c.cluster_m - 1) / c.cluster_m *
+                                ((tiles_n + c.cluster_n - 1) / c.cluster_n) * splits;
+          if (splits > 1 && (c.pingpong || units * c.cluster_size() > 132)) continue;
+          if (c.cluster_m > tiles_m || c.cluster_n > tiles_n) continue;  // a cluster of idle CTAs
           const std::string name = "gemm_cfg/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
-                                   std::to_string(s.K) + "/bn" + std::to_string(bn) + "_s" + std::to_string(splits);
+                                   std::to_string(s.K) + "/" + config_name(c);
           benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
             bench_shape(st, s.M, s.N, s.K, true, false, &c);
           })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
         }
-    // The ping-pong kernel (128 x 128 tiles, 6 stages, no split) on every named shape and the sweep's
-    // few-tile shapes, against the rule's choice above (gemm/...) in the same run.
-    const shape pp[] = {{8192, 8192, 8192, false},  {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
-                        {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
-                        {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
-                        {6144, 6144, 6144, false}};
-    for (const shape& s : pp) {
-      hopper::gemm::config c;
-      c.bn = 128;
-      c.stages = 6;
-      c.cluster = s.M > 128 ? 2 : 1;
-      c.pingpong = true;
-      const std::string name = "gemm_pp/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
-      benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
-        bench_shape(st, s.M, s.N, s.K, true, false, &c);
-      })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-    }
   }
   benchmark::RegisterBenchmark("gemm/8192x8192x8192_uniform",
                                [](benchmark::State& st) { bench_shape(st, 8192, 8192, 8192, false, false); })

@@ -36,7 +36,7 @@ cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, con
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = T::CLUSTER;
+  attr[0].val.clusterDim.x = T::CLUSTER;  // 1-D: rank = CLUSTER_M * rn + rm
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.blockDim = dim3(T::THREADS);
@@ -61,26 +61,31 @@ cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, con
   return cudaLaunchKernelEx(&cfg, kern, a, b, c, kp);
 }
 
-template <int BN, int STAGES, int CLUSTER, class OutT, bool PP = false>
+template <int BN, int STAGES, int CM, int CN, class OutT, bool PP>
 cudaError_t launch_layouts(bool a_mn, bool b_mn, const hopper::tensor_map& a, const hopper::tensor_map& b,
                            const hopper::tensor_map& c, const kernel_params& kp, int sms, cudaStream_t s,
                            int* grid) {
-  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, false, PP>>(a, b, c, kp, sms, s, grid);
-  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, false, true, PP>>(a, b, c, kp, sms, s, grid);
-  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, false, PP>>(a, b, c, kp, sms, s, grid);
-  return launch<kernel_traits<BN, STAGES, CLUSTER, OutT, true, true, PP>>(a, b, c, kp, sms, s, grid);
+  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, false, PP>>(a, b, c, kp, sms, s, grid);
+  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, true, PP>>(a, b, c, kp, sms, s, grid);
+  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, false, PP>>(a, b, c, kp, sms, s, grid);
+  return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, true, PP>>(a, b, c, kp, sms, s, grid);
 }
 
-template <class OutT>
+// Finds `cf` in the instances table (gemm_config.hpp) and launches that instantiation; the plan
+// has already rejected configurations that are not in the table.
+template <class OutT, size_t I = 0>
 cudaError_t launch_config(const config& cf, bool a_mn, bool b_mn, const hopper::tensor_map& a,
                           const hopper::tensor_map& b, const hopper::tensor_map& c, const kernel_params& kp,
                           int sms, cudaStream_t s, int* grid) {
-  if (cf.pingpong && cf.cluster == 2) return launch_layouts<128, 6, 2, OutT, true>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
-  if (cf.pingpong) return launch_layouts<128, 6, 1, OutT, true>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
-  if (cf.bn == 256 && cf.cluster == 2) return launch_layouts<256, 4, 2, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
-  if (cf.bn == 256 && cf.cluster == 1) return launch_layouts<256, 4, 1, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
-  if (cf.bn == 128 && cf.cluster == 2) return launch_layouts<128, 6, 2, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
-  return launch_layouts<128, 6, 1, OutT>(a_mn, b_mn, a, b, c, kp, sms, s, grid);
+  if constexpr (I == sizeof(instances) / sizeof(instances[0])) {
+    return cudaErrorInvalidValue;
+  } else {
+    constexpr instance in = instances[I];
+    if (matches(cf, in))
+      return launch_layouts<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, in.pingpong>(a_mn, b_mn, a, b, c,
+                                                                                          kp, sms, s, grid);
+    return launch_config<OutT, I + 1>(cf, a_mn, b_mn, a, b, c, kp, sms, s, grid);
+  }
 }
 
 }  // namespace detail
@@ -97,12 +102,18 @@ class plan {
     detail::cuda_check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev),
                        "cudaDeviceGetAttribute(MultiProcessorCount)");
     cfg_ = forced ? *forced : choose_config(p, sms_);
-    const bool known = (cfg_.bn == 256 && cfg_.stages == 4) || (cfg_.bn == 128 && cfg_.stages == 6);
-    if (!known || cfg_.bm != 128 || cfg_.bk != 64 || (cfg_.cluster != 1 && cfg_.cluster != 2) || cfg_.group_m < 1)
+    if (!instantiated(cfg_) || cfg_.group_m < 1) {
+      std::string list;
+      for (const instance& in : instances)
+        list += std::string(list.empty() ? "" : ", ") + "128 x " + std::to_string(in.bn) + " / " +
+                std::to_string(in.stages) + " stages / cluster " + std::to_string(in.cluster_m) + " x " +
+                std::to_string(in.cluster_n) + (in.pingpong ? " ping-pong" : "");
       detail::fail("config bm x bn x bk = " + std::to_string(cfg_.bm) + " x " + std::to_string(cfg_.bn) + " x " +
                    std::to_string(cfg_.bk) + ", stages " + std::to_string(cfg_.stages) + ", cluster " +
-                   std::to_string(cfg_.cluster) + ", group_m " + std::to_string(cfg_.group_m) +
-                   " is not instantiated (128 x 256 x 64 / 4 stages or 128 x 128 x 64 / 6 stages, cluster 1 or 2)");
+                   std::to_string(cfg_.cluster_m) + " x " + std::to_string(cfg_.cluster_n) +
+                   (cfg_.pingpong ? ", ping-pong" : "") + ", group_m " + std::to_string(cfg_.group_m) +
+                   " is not instantiated (bk 64, group_m >= 1, and one of: " + list + ")");
+    }
     if (cfg_.pingpong && (cfg_.bn != 128 || cfg_.splits != 1))
       detail::fail("config pingpong with bn = " + std::to_string(cfg_.bn) + ", splits = " + std::to_string(cfg_.splits) +
                    " is not instantiated (ping-pong runs 128 x 128 tiles without split-K)");
@@ -112,17 +123,19 @@ class plan {
                    std::to_string(k_blocks) + " k-blocks of K = " + std::to_string(p.K));
     const auto u = [](int64_t v) { return uint64_t(v); };
     const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
-    // A: K-major boxes are 64 (K) x 128 (M); MN-major boxes 64 (M) x 64 (K), two per tile.
+    // A: K-major boxes are 64 (K) x 128 / cluster_n (M): each CTA of a cluster row loads its
+    // share; MN-major boxes are 64 (M) x 64 (K), two per tile.
     if (p.a_major == major::k)
       a_ = tensor_map::tiled(element::bf16, A).dims({u(p.K), u(p.M)}).strides({u(lda * 2)})
-               .box({64, 128}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+               .box({64, uint32_t(cfg_.bm / cfg_.cluster_n)}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
     else
       a_ = tensor_map::tiled(element::bf16, A).dims({u(p.M), u(p.K)}).strides({u(lda * 2)})
                .box({64, 64}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
-    // B: K-major boxes are 64 (K) x bn / cluster (N): each CTA of a cluster loads its share.
+    // B: K-major boxes are 64 (K) x bn / cluster_m (N): each CTA of a cluster column loads its
+    // share; MN-major boxes are 64 (N) x 64 (K).
     if (p.b_major == major::k)
       b_ = tensor_map::tiled(element::bf16, B).dims({u(p.K), u(p.N)}).strides({u(ldb * 2)})
-               .box({64, uint32_t(cfg_.bn / cfg_.cluster)}).swizzle(swizzle::b128)
+               .box({64, uint32_t(cfg_.bn / cfg_.cluster_m)}).swizzle(swizzle::b128)
                .l2_promotion(l2_promotion::b256).build();
     else
       b_ = tensor_map::tiled(element::bf16, B).dims({u(p.N), u(p.K)}).strides({u(ldb * 2)})
@@ -135,8 +148,8 @@ class plan {
     kp_.M = int(p.M);
     kp_.N = int(p.N);
     kp_.K = int(p.K);
-    kp_.sched.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster));
-    kp_.sched.tiles_n = int(detail::ceil_div(p.N, cfg_.bn));
+    kp_.sched.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster_m));
+    kp_.sched.cluster_cols = int(detail::ceil_div(detail::ceil_div(p.N, cfg_.bn), cfg_.cluster_n));
     kp_.sched.group = cfg_.group_m;
     kp_.splits = cfg_.splits;
     kp_.partial = nullptr;
@@ -144,7 +157,7 @@ class plan {
     if (cfg_.splits > 1) {
       // One fp32 partial per split of every CTA tile, and one counter per consumer warpgroup of
       // every CTA tile (zeroed here; the kernel leaves them zero).
-      const size_t cta_tiles = size_t(kp_.sched.total()) * size_t(cfg_.cluster);
+      const size_t cta_tiles = size_t(kp_.sched.total()) * size_t(cfg_.cluster_size());
       const size_t partial_bytes = cta_tiles * size_t(cfg_.splits) * size_t(cfg_.bm) * size_t(cfg_.bn) * 4;
       const size_t counter_bytes = cta_tiles * 2 * sizeof(int);
       void* w = nullptr;

@@ -42,11 +42,35 @@ struct config {
   int bn = 256;      // 256 or 128: the n of wgmma.m64nNk16
   int bk = 64;       // one 128-byte swizzle row of bf16
   int stages = 4;    // ring depth
-  int cluster = 2;   // CTAs along M sharing (multicasting) the B tile
+  int cluster_m = 2;  // CTAs along M sharing (multicasting) the B tile
+  int cluster_n = 1;  // CTAs along N sharing (multicasting) the A tile
   int group_m = 8;   // cluster-rows per group of the grouped tile order
   int splits = 1;    // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
   bool pingpong = false;  // each consumer warpgroup owns whole 128 x 128 tiles (bn 128, 6 stages, splits 1)
+
+  int cluster_size() const { return cluster_m * cluster_n; }
 };
+
+// The kernels the library compiles (kernels/gemm/gemm.cuh instantiates exactly these, in every
+// layout and output type): the tile and ring shape, the cluster shape, the consumer schedule.
+struct instance {
+  int bn, stages, cluster_m, cluster_n;
+  bool pingpong;
+};
+inline constexpr instance instances[] = {
+    {256, 4, 1, 1, false}, {256, 4, 2, 1, false}, {256, 4, 1, 2, false}, {256, 4, 2, 2, false},
+    {128, 6, 1, 1, false}, {128, 6, 2, 1, false}, {128, 6, 1, 2, false}, {128, 6, 2, 2, false},
+    {128, 6, 1, 1, true},  {128, 6, 2, 1, true},  {128, 6, 1, 2, true},  {128, 6, 2, 2, true},
+};
+inline bool matches(const config& c, const instance& i) {
+  return c.bm == 128 && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
+         c.cluster_n == i.cluster_n && c.pingpong == i.pingpong;
+}
+inline bool instantiated(const config& c) {
+  for (const instance& i : instances)
+    if (matches(c, i)) return true;
+  return false;
+}
 
 namespace detail {
 [[noreturn]] inline void fail(const std::string& what) {
@@ -131,9 +155,14 @@ inline config choose_config(const problem& p, int num_sms) {
     c.bn = 128;
     c.stages = 6;
   }
-  c.cluster = tiles_m >= 2 ? 2 : 1;
-  const int64_t units = ceil_div(tiles_m, c.cluster) * ceil_div(p.N, c.bn);  // cluster tiles
-  const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster);
+  c.cluster_m = tiles_m >= 2 ? 2 : 1;
+  c.cluster_n = 1;
+  // Cluster tiles of (cluster_m x 128) x (cluster_n x bn).
+  const auto cluster_tiles = [&](int bn) {
+    return ceil_div(tiles_m, c.cluster_m) * ceil_div(ceil_div(p.N, bn), c.cluster_n);
+  };
+  const int64_t units = cluster_tiles(c.bn);
+  const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
   const int64_t k_blocks = ceil_div(p.K, c.bk);
   if (2 * units <= resident)
     while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
@@ -142,8 +171,7 @@ inline config choose_config(const problem& p, int num_sms) {
   //    efficiency (more operand bytes per flop), 12% faster at 3072^3 (2.2 waves of 128 x 256).
   if (c.bn == 256 && c.splits == 1) {
     const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
-    const int64_t units_128 = ceil_div(tiles_m, c.cluster) * ceil_div(p.N, 128);
-    if (0.95 * efficiency(units_128) > efficiency(units)) {
+    if (0.95 * efficiency(cluster_tiles(128)) > efficiency(units)) {
       c.bn = 128;
       c.stages = 6;
       c.pingpong = true;

@@ -13,11 +13,12 @@
 // main loop). The ring is hopper::pipeline (seed §10, §14-§16, docs/pipeline.md): full[s] counts
 // the bytes the copy engine delivers (acquire: wait for empty, arrive.expect_tx; TMA completes
 // the bytes), empty[s] counts the releases of the consumer warpgroups that read the stage, each
-// from its first warp, once wgmma.wait_group has retired the reads (release_sem::relaxed). With
-// CLUSTER = 2 the two CTAs compute vertically adjacent tiles with the same B columns: each loads
-// half of the B tile and multicasts it to both, the full barrier of each CTA expects the whole
-// stage's bytes, and empty[s] of each CTA counts the releases of both CTAs' consumers (a producer
-// may refill a stage only when every CTA it writes into is done with it).
+// from its first warp, once wgmma.wait_group has retired the reads (release_sem::relaxed).
+// A cluster is CLUSTER_M x CLUSTER_N CTAs computing adjacent tiles: the CTAs of one cluster column
+// (same N tile) share the B tile, each loads 1 / CLUSTER_M of it and multicasts it down the
+// column; the CTAs of one cluster row (same M tile) share the A tile the same way. Every full
+// barrier expects the whole stage's bytes, and empty[s] of each CTA counts the releases of every
+// CTA's consumers (a producer may refill a stage only when every CTA it writes into is done).
 #pragma once
 #include <cuda_bf16.h>
 #include <cstdint>
@@ -57,9 +58,11 @@ struct kernel_params {
 // each) and read every stage. PINGPONG = true: each consumer warpgroup owns whole 128 x BN tiles
 // (the CTA's tiles alternate between them, two m64nBNk16 per k-step), each stage is read by one
 // warpgroup, and the epilogue of one runs while the other computes.
-template <int BN_, int STAGES_, int CLUSTER_, class OutT_, bool A_MN_, bool B_MN_, bool PINGPONG_ = false>
+template <int BN_, int STAGES_, int CLUSTER_M_, int CLUSTER_N_, class OutT_, bool A_MN_, bool B_MN_,
+          bool PINGPONG_ = false>
 struct kernel_traits {
-  static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_, CLUSTER = CLUSTER_;
+  static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_;
+  static constexpr int CLUSTER_M = CLUSTER_M_, CLUSTER_N = CLUSTER_N_, CLUSTER = CLUSTER_M * CLUSTER_N;
   static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
   using OutT = OutT_;
   static constexpr int THREADS = 384;
@@ -70,8 +73,9 @@ struct kernel_traits {
   static constexpr uint32_t A_BYTES = BM * BK * 2;
   static constexpr uint32_t B_BYTES = BN * BK * 2;
   static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr uint32_t BOX_MN_BYTES = 64 * BK * 2;  // one 64 (MN) x 64 (K) MN-major box
-  static constexpr int B_ROWS_PER_CTA = BN / CLUSTER;    // B rows (N) each CTA loads
+  static constexpr uint32_t BOX_MN_BYTES = 64 * BK * 2;  // one 64 (MN) x 64 (K) MN-major box (load_share)
+  static constexpr int A_ROWS_PER_CTA = BM / CLUSTER_N;  // A rows (M) each CTA loads for its row
+  static constexpr int B_ROWS_PER_CTA = BN / CLUSTER_M;  // B rows (N) each CTA loads for its column
   // Epilogue: boxes of 64 rows x one 128-byte swizzle row of C, double buffered per warpgroup.
   static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
   static constexpr uint32_t EPI_BYTES = 64 * 128;
@@ -86,11 +90,14 @@ struct kernel_traits {
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
   static_assert(BN == 128 || BN == 256, "BN is the n of wgmma.m64nNk16: 128 or 256");
-  static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
+  static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2),
+                "clusters of 1 x 1, 2 x 1, 1 x 2 or 2 x 2 CTAs");
   static_assert(B_ROWS_PER_CTA <= 256, "a TMA box dimension is at most 256");
-  static_assert(!B_MN || (BN / 64) % CLUSTER == 0, "MN-major B boxes split evenly over the cluster");
+  static_assert(!A_MN || (BM / 64) % CLUSTER_N == 0, "MN-major A boxes split evenly over a cluster row");
+  static_assert(!B_MN || (BN / 64) % CLUSTER_M == 0, "MN-major B boxes split evenly over a cluster column");
+  static_assert((A_ROWS_PER_CTA * 128) % 1024 == 0, "multicast A pieces keep 1024-B alignment");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "stages keep 1024-B swizzle alignment");
-  static_assert((B_ROWS_PER_CTA * 128) % 1024 == 0, "multicast halves keep 1024-B alignment");
+  static_assert((B_ROWS_PER_CTA * 128) % 1024 == 0, "multicast B pieces keep 1024-B alignment");
   static_assert(OFF_EPI % 1024 == 0, "epilogue boxes are 128B-swizzled: 1024-B aligned");
   static_assert(sizeof(OutT) == 2 || sizeof(OutT) == 4, "bf16 or fp32 output");
   static_assert(SMEM <= uint32_t(max_smem_per_block), "fits in 227 KiB of shared memory");
@@ -109,6 +116,33 @@ __device__ __forceinline__ void store_pair(uint8_t* dst, float lo, float hi) {
     *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(lo, hi);
   } else {
     *reinterpret_cast<float2*>(dst) = make_float2(lo, hi);
+  }
+}
+
+// This CTA's share of one operand's stage tile (ROWS along M or N x 64 along K), loaded to `dst`
+// in every CTA of `peers` (PEERS CTAs that share the tile; this CTA is number `piece` of them).
+// K-major: rows [piece, piece + 1) x ROWS / PEERS as one box (128 bytes per row). MN-major: its
+// share of the tile's 64 (MN) x 64 (K) boxes of 8 KiB.
+template <bool MN, int ROWS, int PEERS>
+__device__ __forceinline__ void load_share(uint8_t* dst, const hopper::tensor_map& map, uint64_t* bar,
+                                           uint16_t peers, int piece, int k0, int mn0) {
+  using namespace hopper::ptx;
+  constexpr uint32_t BOX_MN_BYTES = 64 * 64 * 2;
+  if constexpr (!MN) {
+    const int r0 = piece * (ROWS / PEERS);
+    if constexpr (PEERS > 1)
+      cp_async_bulk_tensor_shared_cluster_global_multicast(dst + r0 * 128, map, bar, peers, k0, mn0 + r0);
+    else
+      cp_async_bulk_tensor_shared_cluster_global(dst, map, bar, k0, mn0);
+  } else {
+    constexpr int boxes = ROWS / 64 / PEERS;
+#pragma unroll
+    for (int j = piece * boxes; j < (piece + 1) * boxes; ++j) {
+      if constexpr (PEERS > 1)
+        cp_async_bulk_tensor_shared_cluster_global_multicast(dst + j * BOX_MN_BYTES, map, bar, peers, mn0 + 64 * j, k0);
+      else
+        cp_async_bulk_tensor_shared_cluster_global(dst + j * BOX_MN_BYTES, map, bar, mn0 + 64 * j, k0);
+    }
   }
 }
 
@@ -218,6 +252,9 @@ __global__ void __launch_bounds__(384, 1)
   const int wg_thread = threadIdx.x % 128;
   const int warp = wg_thread / 32;  // warp within the warpgroup
   const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
+  // Position in the cluster: CTA (rm, rn) computes tile row crow * CLUSTER_M + rm and column
+  // ccol * CLUSTER_N + rn of its cluster tile (crow, ccol).
+  const int rm = int(rank) % T::CLUSTER_M, rn = int(rank) / T::CLUSTER_M;
   const int cluster_id = blockIdx.x / CLUSTER;
   const int clusters = gridDim.x / CLUSTER;
   const int k_blocks = (p.K + BK - 1) / BK;
@@ -225,8 +262,8 @@ __global__ void __launch_bounds__(384, 1)
 
   // The ring: STAGES full + empty barriers after the epilogue buffers. Each consumer warpgroup
   // that reads a stage releases it once, from its first warp (the wgmma reads of all four warps
-  // retire together); with CLUSTER = 2 the B half tiles are multicast, so a stage is free only
-  // when the readers of both CTAs have released it.
+  // retire together); in a cluster the operands are multicast, so a stage is free only when the
+  // readers of every CTA have released it.
   using pipe_t = hopper::device_pipeline<STAGES, false>;
   constexpr hopper::pipeline_params ring_params{uint32_t(T::READERS), uint32_t(CLUSTER), CLUSTER > 1};
   constexpr auto retired = hopper::release_sem::relaxed;  // wgmma reads, done at wait_group
@@ -245,48 +282,26 @@ __global__ void __launch_bounds__(384, 1)
     if (wg_thread == 0) {
       auto s = pipe.producer_start();
       for (int u = cluster_id; u < units; u += clusters) {
-        int crow, col;
-        p.sched.coords(u / p.splits, crow, col);
-        const int m0 = (crow * CLUSTER + int(rank)) * BM;
-        const int n0 = col * BN;
+        int crow, ccol;
+        p.sched.coords(u / p.splits, crow, ccol);
+        const int m0 = (crow * T::CLUSTER_M + rm) * BM;
+        const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
         const k_range kr = split_k_range(k_blocks, p.splits, u % p.splits);
         for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
           // Wait until every reader of the stage (of every CTA it is multicast into) released it
-          // (WAR, seed §16), then arm full[s] with the whole stage: our A tile, our B half, and
-          // the B half the peer multicasts into us.
+          // (WAR, seed §16), then arm full[s] with the whole stage: our share of A and B, and
+          // the shares the peers multicast into us.
           pipe.acquire(s, T::STAGE_BYTES);
           uint64_t* bar = &pipe.full(s);
-          constexpr uint16_t all = uint16_t((1u << CLUSTER) - 1);  // multicast to every CTA
-          uint8_t* a_dst = sA + s.index() * T::A_BYTES;
-          uint8_t* b_dst = sB + s.index() * T::B_BYTES;
+          // The CTAs sharing our A tile (our cluster row) and our B tile (our cluster column).
+          constexpr uint32_t row_bits = ((1u << CLUSTER) - 1u) / ((1u << T::CLUSTER_M) - 1u);
+          const uint16_t a_peers = uint16_t(row_bits << rm);
+          const uint16_t b_peers = uint16_t(((1u << T::CLUSTER_M) - 1u) << (T::CLUSTER_M * rn));
           const int k0 = kb * BK;
-          if constexpr (!T::A_MN) {
-            cp_async_bulk_tensor_shared_cluster_global(a_dst, tma_a, bar, k0, m0);
-          } else {
-#pragma unroll
-            for (int j = 0; j < BM / 64; ++j)
-              cp_async_bulk_tensor_shared_cluster_global(a_dst + j * T::BOX_MN_BYTES, tma_a, bar,
-                                                         m0 + 64 * j, k0);
-          }
-          if constexpr (!T::B_MN) {
-            const int r0 = int(rank) * T::B_ROWS_PER_CTA;
-            if constexpr (CLUSTER > 1)
-              cp_async_bulk_tensor_shared_cluster_global_multicast(b_dst + r0 * 128, tma_b, bar, all, k0,
-                                                                   n0 + r0);
-            else
-              cp_async_bulk_tensor_shared_cluster_global(b_dst, tma_b, bar, k0, n0);
-          } else {
-            constexpr int boxes = BN / 64 / CLUSTER;
-#pragma unroll
-            for (int j = int(rank) * boxes; j < int(rank + 1) * boxes; ++j) {
-              if constexpr (CLUSTER > 1)
-                cp_async_bulk_tensor_shared_cluster_global_multicast(b_dst + j * T::BOX_MN_BYTES, tma_b, bar,
-                                                                     all, n0 + 64 * j, k0);
-              else
-                cp_async_bulk_tensor_shared_cluster_global(b_dst + j * T::BOX_MN_BYTES, tma_b, bar,
-                                                           n0 + 64 * j, k0);
-            }
-          }
+          detail::load_share<T::A_MN, BM, T::CLUSTER_N>(sA + s.index() * T::A_BYTES, tma_a, bar, a_peers, rn,
+                                                        k0, m0);
+          detail::load_share<T::B_MN, BN, T::CLUSTER_M>(sB + s.index() * T::B_BYTES, tma_b, bar, b_peers, rm,
+                                                        k0, n0);
           pipe.commit(s);
         }
       }
@@ -309,10 +324,10 @@ __global__ void __launch_bounds__(384, 1)
     s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
     int j = w;                    // local index of the unit among the CTA's units
     for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
-      int crow, col;
-      p.sched.coords(u, crow, col);  // splits == 1 (checked by the plan)
-      const int m0 = (crow * CLUSTER + int(rank)) * BM;
-      const int n0 = col * BN;
+      int crow, ccol;
+      p.sched.coords(u, crow, ccol);  // splits == 1 (checked by the plan)
+      const int m0 = (crow * T::CLUSTER_M + rm) * BM;
+      const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
       if (j > 0) bar_sync(ORDER + w, 256);
       auto read = s;  // the stage whose wgmma group is retired next
       for (int kb = 0; kb < k_blocks; ++kb, ++s) {
@@ -369,10 +384,10 @@ __global__ void __launch_bounds__(384, 1)
 
     for (int u = cluster_id; u < units; u += clusters) {
       const int ct = u / p.splits, split = u % p.splits;
-      int crow, col;
-      p.sched.coords(ct, crow, col);
-      const int m0 = (crow * CLUSTER + int(rank)) * BM;
-      const int n0 = col * BN;
+      int crow, ccol;
+      p.sched.coords(ct, crow, ccol);
+      const int m0 = (crow * T::CLUSTER_M + rm) * BM;
+      const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
       const k_range kr = split_k_range(k_blocks, p.splits, split);
 
       auto read = s;  // the stage whose wgmma group is retired next
@@ -415,7 +430,7 @@ __global__ void __launch_bounds__(384, 1)
     // The last stores must have read shared memory before the CTA (and its memory) goes away.
     if (wg_thread == 0) cp_async_bulk_wait_group<0>();
   }
-  // No cluster barrier at exit: the producer's drain() waited for the releases of both CTAs'
+  // No cluster barrier at exit: the producer's drain() waited for the releases of every CTA's
   // consumers on our empty barriers, and every multicast into our stages completed on a full
   // barrier our consumers waited on, so no peer touches this CTA once its warps are done.
 }

@@ -1,7 +1,7 @@
 // The persistent tile order, shared by the producer and the consumers of a CTA (they must walk
 // the same tiles in the same order) and by host tests. Plain C++ usable on both sides.
 //
-// The output is cut into cluster tiles of (cluster * 128) x bn; cluster c walks tiles c,
+// The output is cut into cluster tiles of (cluster_m * 128) x (cluster_n * bn); cluster c walks tiles c,
 // c + clusters, c + 2*clusters, ... Within that index space tiles are grouped: `group` cluster-rows
 // are swept column by column before moving on, so the clusters working at one time share their
 // A rows and B columns in L2 instead of streaming all of B for every row of tiles.
@@ -17,21 +17,21 @@
 namespace hopper::gemm {
 
 struct tile_scheduler {
-  int cluster_rows;  // ceil(tiles_m / cluster)
-  int tiles_n;
+  int cluster_rows;  // ceil(tiles_m / cluster_m)
+  int cluster_cols;  // ceil(tiles_n / cluster_n)
   int group;         // cluster-rows per group, >= 1
 
-  HOPPER_GEMM_HD int total() const { return cluster_rows * tiles_n; }
+  HOPPER_GEMM_HD int total() const { return cluster_rows * cluster_cols; }
 
   // Cluster tile t -> (cluster-row, column) in the grouped order.
-  HOPPER_GEMM_HD void coords(int t, int& cluster_row, int& col) const {
-    const int per_group = group * tiles_n;
+  HOPPER_GEMM_HD void coords(int t, int& cluster_row, int& cluster_col) const {
+    const int per_group = group * cluster_cols;
     const int g = t / per_group;
     const int first = g * group;
     const int rows = cluster_rows - first < group ? cluster_rows - first : group;
     const int r = t - g * per_group;
     cluster_row = first + r % rows;
-    col = r / rows;
+    cluster_col = r / rows;
   }
 };
 

@@ -175,20 +175,25 @@ problem make(int64_t M, int64_t N, int64_t K, major a = major::k, major b = majo
   return p;
 }
 
-config forced(int bn, int cluster, int splits = 1) {
+// cluster_m x cluster_n CTAs per cluster (B multicast along M, A multicast along N).
+config forced(int bn, int cluster_m, int splits = 1, int cluster_n = 1) {
   config c;
   c.bn = bn;
   c.stages = bn == 256 ? 4 : 6;
-  c.cluster = cluster;
+  c.cluster_m = cluster_m;
+  c.cluster_n = cluster_n;
   c.splits = splits;
   return c;
 }
 
-config pingpong(int cluster) {
-  config c = forced(128, cluster);
+config pingpong(int cluster_m, int cluster_n = 1) {
+  config c = forced(128, cluster_m, 1, cluster_n);
   c.pingpong = true;
   return c;
 }
+
+// Every cluster shape the kernels are instantiated for: {cluster_m, cluster_n}.
+constexpr int cluster_shapes[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}};
 
 // Odd extents with leading dimensions padded to the next multiple of 8 elements (16-byte row
 // pitch, what TMA needs), so the edge handling is tested rather than the validator.
@@ -218,7 +223,7 @@ void check(const problem& p, dist dd, const config* cfg, bool use_cublas, uint64
     ASSERT_TRUE(close(download(d), ref, p))
         << "M x N x K = " << p.M << " x " << p.N << " x " << p.K << ", A " << name(p.a_major) << ", B "
         << name(p.b_major) << ", out " << name(p.out) << ", tile 128 x " << g.cfg().bn << ", cluster "
-        << g.cfg().cluster << ", splits " << g.cfg().splits << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
+        << g.cfg().cluster_m << " x " << g.cfg().cluster_n << (g.cfg().pingpong ? " ping-pong" : "") << ", splits " << g.cfg().splits << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
   }
 }
 
@@ -256,6 +261,26 @@ TEST(GemmSingleTile, ClusterPairMulticast128) {
   check(make(256, 128, 64 * 7), dist::normal, &c, false, 5);
 }
 
+TEST(GemmSingleTile, ClusterRowAMulticast) {  // two CTAs side by side along N share A
+  HOPPER_REQUIRE_SM90();
+  for (int bn : {128, 256}) {
+    config c = forced(bn, 1, 1, 2);
+    SCOPED_TRACE(bn);
+    check(make(128, 2 * bn, 64 * 9), dist::normal, &c, false, 6 + bn);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(GemmSingleTile, Cluster2x2BothMulticast) {  // four CTAs: A along N, B along M
+  HOPPER_REQUIRE_SM90();
+  for (int bn : {128, 256}) {
+    config c = forced(bn, 2, 1, 2);
+    SCOPED_TRACE(bn);
+    check(make(256, 2 * bn, 64 * 11), dist::uniform, &c, false, 7 + bn);
+    if (HasFatalFailure()) return;
+  }
+}
+
 // ---- persistent loop, edges, every instantiated configuration --------------------------------
 
 TEST(GemmEdges, OddShapesEveryConfig) {
@@ -263,10 +288,11 @@ TEST(GemmEdges, OddShapesEveryConfig) {
   const int64_t shapes[][3] = {{200, 264, 136}, {300, 520, 1000}, {129, 257, 72}, {1000, 8, 8}, {8, 1000, 24}};
   int salt = 10;
   for (int bn : {128, 256})
-    for (int cl : {1, 2})
+    for (const auto& cl : cluster_shapes)
       for (const auto& s : shapes) {
-        config c = forced(bn, cl);
-        SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster " << cl);
+        config c = forced(bn, cl[0], 1, cl[1]);
+        SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster "
+                                          << cl[0] << " x " << cl[1]);
         check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
         ++salt;
         if (HasFatalFailure()) return;
@@ -307,10 +333,10 @@ TEST(GemmEdges, LeadingDimensionsLargerThanExtents) {
 
 TEST(GemmPingPong, OneTileOnlyWarpgroupZeroWorks) {  // warpgroup 1 has no unit: no order barrier used
   HOPPER_REQUIRE_SM90();
-  for (int cl : {1, 2}) {
-    config c = pingpong(cl);
-    SCOPED_TRACE(cl);
-    check(make(128 * cl, 128, 64 * 9), dist::normal, &c, false, 1000 + cl);
+  for (const auto& cl : cluster_shapes) {
+    config c = pingpong(cl[0], cl[1]);
+    SCOPED_TRACE(::testing::Message() << "cluster " << cl[0] << " x " << cl[1]);
+    check(make(128 * cl[0], 128 * cl[1], 64 * 9), dist::normal, &c, false, 1000 + 2 * cl[0] + cl[1]);
     if (HasFatalFailure()) return;
   }
 }
@@ -324,11 +350,12 @@ TEST(GemmPingPong, SomeCtasTwoUnits) {  // 144 tiles on <= 132 CTAs: warpgroup 1
 TEST(GemmPingPong, ManyTilesPerCtaEveryLayout) {  // more units than clusters: alternation, skips, order
   HOPPER_REQUIRE_SM90();
   int salt = 1020;
-  for (int cl : {1, 2})
+  for (const auto& cl : cluster_shapes)
     for (major a : {major::k, major::mn})
       for (major b : {major::k, major::mn}) {
-        config c = pingpong(cl);
-        SCOPED_TRACE(::testing::Message() << "cluster " << cl << " A " << name(a) << " B " << name(b));
+        config c = pingpong(cl[0], cl[1]);
+        SCOPED_TRACE(::testing::Message() << "cluster " << cl[0] << " x " << cl[1] << " A " << name(a) << " B "
+                                          << name(b));
         // 24 x 23 tiles of 128 x 128 = 552 units (odd per-CTA counts), 5 k-blocks: ring wraps
         // at a different stage for every unit.
         check(make(3072, 2944, 320, a, b), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
@@ -342,10 +369,11 @@ TEST(GemmPingPong, OddShapesAndShortK) {
   const int64_t shapes[][3] = {{200, 264, 136}, {1000, 1000, 1000}, {129, 2570, 72}, {2000, 8, 8}, {8, 1000, 24},
                                {4100, 1030, 40}};
   int salt = 1040;
-  for (int cl : {1, 2})
+  for (const auto& cl : cluster_shapes)
     for (const auto& s : shapes) {
-      config c = pingpong(cl);
-      SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " cluster " << cl);
+      config c = pingpong(cl[0], cl[1]);
+      SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " cluster " << cl[0] << " x "
+                                        << cl[1]);
       check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
       ++salt;
       if (HasFatalFailure()) return;
@@ -360,6 +388,9 @@ TEST(GemmPingPong, Float32OutputAndLargeVsCublas) {
   check(make(4096, 4096, 1024), dist::uniform, &c, true, 1061);
   if (HasFatalFailure()) return;
   check(make(2048, 6144, 4096), dist::normal, &c, true, 1062);
+  if (HasFatalFailure()) return;
+  c = pingpong(2, 2);
+  check(make(8192, 8192, 1024), dist::normal, &c, true, 1063);
 }
 
 // ---- split-K: partials in the workspace, the last split of a tile sums them ---------------------
@@ -370,12 +401,12 @@ TEST(GemmSplitK, EverySplitCountAndConfig) {
   const int64_t shapes[][3] = {{128, 256, 64 * 9}, {300, 520, 1000}, {200, 136, 456}};
   int salt = 900;
   for (int bn : {128, 256})
-    for (int cl : {1, 2})
+    for (const auto& cl : cluster_shapes)
       for (int splits : {2, 3, 4})
         for (const auto& s : shapes) {
-          config c = forced(bn, cl, splits);
+          config c = forced(bn, cl[0], splits, cl[1]);
           SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster "
-                                            << cl << " splits " << splits);
+                                            << cl[0] << " x " << cl[1] << " splits " << splits);
           check(make(s[0], s[1], s[2]), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
           ++salt;
           if (HasFatalFailure()) return;
@@ -389,6 +420,10 @@ TEST(GemmSplitK, MoreUnitsThanClustersAndLayouts) {  // persistent loop over spl
   c = forced(256, 2, 2);
   check(make(520, 264, 600, major::mn, major::mn), dist::uniform, &c, false, 951);
   check(make(264, 320, 200, major::k, major::mn, out_type::f32), dist::normal, &c, false, 952);
+  c = forced(128, 1, 2, 2);  // A multicast along N, 64 tiles x 2 splits: the skinny case
+  check(make(128, 8192, 2048), dist::uniform, &c, true, 953);
+  c = forced(256, 2, 3, 2);
+  check(make(1000, 1040, 1536, major::mn, major::k), dist::normal, &c, false, 954);
 }
 
 TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
@@ -404,9 +439,10 @@ TEST(GemmLayouts, EveryMajorCombination) {
   int salt = 500;
   for (major a : {major::k, major::mn})
     for (major b : {major::k, major::mn})
-      for (int cl : {1, 2}) {
-        config c = forced(256, cl);
-        SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b) << " cluster " << cl);
+      for (const auto& cl : cluster_shapes) {
+        config c = forced(256, cl[0], 1, cl[1]);
+        SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b) << " cluster " << cl[0] << " x "
+                                          << cl[1]);
         check(make(264, 320, 200, a, b), dist::normal, &c, false, salt++);
         if (HasFatalFailure()) return;
       }
@@ -414,8 +450,12 @@ TEST(GemmLayouts, EveryMajorCombination) {
 
 TEST(GemmLayouts, MnMajor128Tiles) {
   HOPPER_REQUIRE_SM90();
-  config c = forced(128, 2);
-  check(padded(make(300, 200, 136, major::mn, major::mn)), dist::uniform, &c, false, 600);
+  for (const auto& cl : cluster_shapes) {
+    config c = forced(128, cl[0], 1, cl[1]);
+    SCOPED_TRACE(::testing::Message() << "cluster " << cl[0] << " x " << cl[1]);
+    check(padded(make(300, 200, 136, major::mn, major::mn)), dist::uniform, &c, false, 600 + 2 * cl[0] + cl[1]);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(GemmOutput, Float32Output) {
@@ -474,5 +514,9 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(128, 1, 3);  // more splits than the 2 k-blocks of K = 128
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 128), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(256, 4);  // clusters are 1 or 2 CTAs along each of M and N
+  EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(256, 1, 1, 3);
+  EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   CUDA_OK(cudaFree(buf));
 }

@@ -3,6 +3,7 @@
 // visits every output tile exactly once whatever the number of clusters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <tuple>
@@ -75,13 +76,13 @@ TEST(GemmConfig, RuleAndBudget) {
   config c = choose_config(make(8192, 8192, 8192), sms);
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.stages, 4);
-  EXPECT_EQ(c.cluster, 2);
+  EXPECT_EQ(c.cluster_m, 2);
   c = choose_config(make(2048, 2048, 2048), sms);  // 128 tiles of 128 x 256: >= half the SMs
   EXPECT_EQ(c.bn, 256);
   c = choose_config(make(128, 8192, 8192), sms);  // 32 tiles of 128 x 256: too few
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
-  EXPECT_EQ(c.cluster, 1);  // a single M tile: nobody to share B with
+  EXPECT_EQ(c.cluster_m, 1);  // a single M tile: nobody to share B with
   EXPECT_EQ(c.splits, 2);   // 64 tiles for 132 SMs, 128 k-blocks: two k-halves fill the machine
   for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
            {8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048}, {16384, 16384, 4096}, {8192, 8192, 1024},
@@ -97,7 +98,7 @@ TEST(GemmConfig, RuleAndBudget) {
   c = choose_config(make(256, 512, 56), sms);  // one k-block: nothing to split
   EXPECT_EQ(c.splits, 1);
   c = choose_config(make(1, 8, 8), sms);
-  EXPECT_EQ(c.cluster, 1);
+  EXPECT_EQ(c.cluster_m, 1);
   for (int bn : {128, 256}) {
     config k;
     k.bn = bn;
@@ -105,6 +106,30 @@ TEST(GemmConfig, RuleAndBudget) {
     EXPECT_LE(smem_bytes(k), max_smem_per_block) << "bn " << bn;
     k.stages += 1;  // the stage counts are the largest that fit
     EXPECT_GT(smem_bytes(k), max_smem_per_block) << "bn " << bn;
+  }
+}
+
+TEST(GemmConfig, RuleOnlyPicksInstantiatedKernels) {
+  for (int64_t m : {1, 64, 128, 129, 256, 1000, 2048, 3072, 4096, 8192, 16384})
+    for (int64_t n : {8, 128, 200, 1024, 4096, 8192, 14336})
+      for (int64_t k : {8, 64, 1024, 8192})
+        for (int sms : {132, 114, 8, 1}) {
+          const config c = choose_config(make(m, n, k), sms);
+          EXPECT_TRUE(instantiated(c)) << m << "x" << n << "x" << k << " on " << sms << " SMs: bn " << c.bn
+                                       << ", cluster " << c.cluster_m << " x " << c.cluster_n;
+          EXPECT_LE(c.cluster_m, std::max<int64_t>(1, (m + 127) / 128)) << "a cluster row of CTAs without rows";
+          EXPECT_GE(c.splits, 1);
+          EXPECT_LE(c.splits, 4);
+        }
+}
+
+TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
+  for (const instance& in : instances) {
+    config c;
+    c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
+    c.pingpong = in.pingpong;
+    EXPECT_TRUE(instantiated(c));
+    EXPECT_LE(smem_bytes(c), max_smem_per_block) << "bn " << in.bn << ", " << in.stages << " stages";
   }
 }
 
@@ -152,7 +177,7 @@ TEST(GemmConfig, PingPongOnlyWhereBigTilesQuantizeBadly) {
   EXPECT_TRUE(c.pingpong);
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
-  EXPECT_EQ(c.cluster, 2);
+  EXPECT_EQ(c.cluster_m, 2);
   EXPECT_EQ(c.splits, 1);
   for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
            {6144, 6144, 6144}, {12288, 12288, 12288}, {16384, 16384, 16384}, {1024, 1024, 1024}, {512, 512, 512},

@@ -61,8 +61,15 @@ TEST(GemmSass, Tile128x256Cluster2) {
   check_main_loop(s, "HGMMA.64x256x16.F32.BF16");
 }
 
+TEST(GemmSass, Tile128x256Cluster2x2) {  // A and B both multicast: still no spills, no GPU fence
+  const sass s = compile("-DHOPPER_GEMM_INSTANCE_CLUSTER_N=2", "256_c2x2");
+  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
+  check_main_loop(s, "HGMMA.64x256x16.F32.BF16");
+  EXPECT_GE(count_of(s.text, "UTMALDG.2D.MULTICAST"), 2u) << "one multicast load per operand";
+}
+
 TEST(GemmSass, Tile128x128NoCluster) {
-  const sass s = compile("-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_CLUSTER=1",
+  const sass s = compile("-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_CLUSTER_M=1",
                          "128_c1");
   if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
   check_main_loop(s, "HGMMA.64x128x16.F32.BF16");
