@@ -88,7 +88,7 @@ std::string config_name(const hopper::gemm::config& c) {
 }
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
-                 const hopper::gemm::config* forced = nullptr) {
+                 const hopper::gemm::config* forced = nullptr, bool programmatic = true) {
   using hopper::gemm::problem;
   problem p;
   p.M = M, p.N = N, p.K = K;
@@ -105,6 +105,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
     fill_random<<<1024, 256>>>(B[s], b_n, 0x9876 + 2 * s, normal);
     BENCH_CUDA(cudaGetLastError());
     plans.push_back(std::make_unique<hopper::gemm::plan>(p, A[s], B[s], C[s], forced));
+    plans.back()->programmatic_launch(programmatic);
   }
   BENCH_CUDA(cudaDeviceSynchronize());
   const float alpha = 1.f, beta = 0.f;
@@ -169,17 +170,18 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["pingpong"] = plans[0]->cfg().pingpong ? 1 : 0;
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
+  state.counters["programmatic_launch"] = programmatic ? 1 : 0;
   state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " +
                  clock_before + " -> " + clock_after + (named ? "; named" : ""));
   const auto& cf = plans[0]->cfg();
-  const std::string tag = forced ? "_" + config_name(cf) : "";
+  const std::string tag = (forced ? "_" + config_name(cf) : "") + (programmatic ? "" : "_no_pdl");
   std::printf("RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
               "sm clock %s -> %s MHz)\n",
               (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", tag.c_str(), ratio, ours_tflops, cublas_tflops,
               tf / so.max_ms, tf / so.min_ms, tf / sc.max_ms, tf / sc.min_ms, clock_before.c_str(),
               clock_after.c_str());
   std::fflush(stdout);
-  if (named && !forced)
+  if (named && !forced && programmatic)
     g_named_ratio[std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K)] = ratio;
   BENCH_CUDA(cudaEventDestroy(e0));
   BENCH_CUDA(cudaEventDestroy(e1));
@@ -208,6 +210,16 @@ void register_all() {
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
+  }
+  // The named shapes once more with plain stream order (no programmatic dependent launch): what
+  // overlapping a launch's prologue with the previous launch's tail is worth, in the same run.
+  for (const shape& s : shapes) {
+    if (!s.named) continue;
+    const std::string name =
+        "gemm_no_pdl/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) {
+      bench_shape(st, s.M, s.N, s.K, true, false, nullptr, false);
+    })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
   // HOPPER_GEMM_SWEEP=1: also every instantiated configuration (gemm_config.hpp's instances, with
   // 1, 2 and 4 splits where the splits still fit in one wave) on the named shapes and on shapes that

@@ -9,6 +9,7 @@
 #include "ptx/cluster.cuh"
 #include "ptx/named_barrier.cuh"
 #include "ptx/setmaxnreg.cuh"
+#include "ptx/griddepcontrol.cuh"
 #if __has_include("ptx/cp_async_bulk_tensor.cuh")
 #include "ptx/cp_async_bulk_tensor.cuh"
 #endif

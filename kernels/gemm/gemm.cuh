@@ -25,50 +25,61 @@ inline void cuda_check(cudaError_t e, const char* what) {
     throw std::runtime_error(std::string("hopper::gemm: ") + what + ": " + cudaGetErrorString(e));
 }
 
+// How a plan launches, beyond the kernel's parameters.
+struct launch_options {
+  int num_sms;
+  cudaStream_t stream;
+  bool programmatic;  // programmatic dependent launch (griddepcontrol, see the kernel)
+};
+
 // Launches one instantiation: opt in to its shared memory, size the persistent grid to the
-// clusters that can be resident at once, launch with the cluster dimension.
+// clusters that can be resident at once, launch with the cluster dimension (and, when asked,
+// allowed to start under the tail of the previous grid in the stream).
 template <class T>
 cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, const hopper::tensor_map& c,
-                   const kernel_params& kp, int num_sms, cudaStream_t stream, int* grid_out) {
+                   const kernel_params& kp, const launch_options& o, int* grid_out) {
   auto kern = gemm_kernel<T>;
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM));
   if (e != cudaSuccess) return e;
   cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = T::CLUSTER;  // 1-D: rank = CLUSTER_M * rn + rm
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = o.programmatic ? 1 : 0;
   cfg.blockDim = dim3(T::THREADS);
   cfg.dynamicSmemBytes = T::SMEM;
-  cfg.stream = stream;
+  cfg.stream = o.stream;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = 1;  // the occupancy query takes the cluster shape only
   // How many clusters fit at once (GPCs need not split evenly into pairs of SMs).
   static int resident = 0;
   if (resident == 0) {
-    cfg.gridDim = dim3(num_sms / T::CLUSTER * T::CLUSTER);
+    cfg.gridDim = dim3(o.num_sms / T::CLUSTER * T::CLUSTER);
     int n = 0;
     if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
       (void)cudaGetLastError();
-      n = num_sms / T::CLUSTER;
+      n = o.num_sms / T::CLUSTER;
     }
     resident = n;
   }
   const int clusters = std::min(resident, kp.sched.total() * kp.splits);
   cfg.gridDim = dim3(clusters * T::CLUSTER);
   if (grid_out) *grid_out = clusters * T::CLUSTER;
+  cfg.numAttrs = 2;
   return cudaLaunchKernelEx(&cfg, kern, a, b, c, kp);
 }
 
 template <int BN, int STAGES, int CM, int CN, class OutT, bool PP>
 cudaError_t launch_layouts(bool a_mn, bool b_mn, const hopper::tensor_map& a, const hopper::tensor_map& b,
-                           const hopper::tensor_map& c, const kernel_params& kp, int sms, cudaStream_t s,
+                           const hopper::tensor_map& c, const kernel_params& kp, const launch_options& o,
                            int* grid) {
-  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, false, PP>>(a, b, c, kp, sms, s, grid);
-  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, true, PP>>(a, b, c, kp, sms, s, grid);
-  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, false, PP>>(a, b, c, kp, sms, s, grid);
-  return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, true, PP>>(a, b, c, kp, sms, s, grid);
+  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, false, PP>>(a, b, c, kp, o, grid);
+  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, true, PP>>(a, b, c, kp, o, grid);
+  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, false, PP>>(a, b, c, kp, o, grid);
+  return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, true, PP>>(a, b, c, kp, o, grid);
 }
 
 // Finds `cf` in the instances table (gemm_config.hpp) and launches that instantiation; the plan
@@ -76,15 +87,15 @@ cudaError_t launch_layouts(bool a_mn, bool b_mn, const hopper::tensor_map& a, co
 template <class OutT, size_t I = 0>
 cudaError_t launch_config(const config& cf, bool a_mn, bool b_mn, const hopper::tensor_map& a,
                           const hopper::tensor_map& b, const hopper::tensor_map& c, const kernel_params& kp,
-                          int sms, cudaStream_t s, int* grid) {
+                          const launch_options& o, int* grid) {
   if constexpr (I == sizeof(instances) / sizeof(instances[0])) {
     return cudaErrorInvalidValue;
   } else {
     constexpr instance in = instances[I];
     if (matches(cf, in))
       return launch_layouts<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, in.pingpong>(a_mn, b_mn, a, b, c,
-                                                                                          kp, sms, s, grid);
-    return launch_config<OutT, I + 1>(cf, a_mn, b_mn, a, b, c, kp, sms, s, grid);
+                                                                                          kp, o, grid);
+    return launch_config<OutT, I + 1>(cf, a_mn, b_mn, a, b, c, kp, o, grid);
   }
 }
 
@@ -175,10 +186,20 @@ class plan {
   // With split-K (cfg().splits > 1) the plan's workspace is reused: one run of a plan at a time.
   cudaError_t run(cudaStream_t stream = 0) const {
     const bool a_mn = p_.a_major == major::mn, b_mn = p_.b_major == major::mn;
-    if (p_.out == out_type::bf16)
-      return detail::launch_config<__nv_bfloat16>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, sms_, stream, &grid_);
-    return detail::launch_config<float>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, sms_, stream, &grid_);
+    const detail::launch_options o{sms_, stream, programmatic_};
+    if (p_.out == out_type::bf16) return detail::launch_config<__nv_bfloat16>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, o, &grid_);
+    return detail::launch_config<float>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, o, &grid_);
   }
+
+  // Programmatic dependent launch (on by default): the kernel may be scheduled while the previous
+  // kernel in the stream finishes, runs its prologue, and waits (griddepcontrol.wait) for that
+  // kernel's completion and memory before it reads A and B or writes C. The result is the same
+  // as with plain stream order; back-to-back launches lose the gap between kernels.
+  plan& programmatic_launch(bool on) {
+    programmatic_ = on;
+    return *this;
+  }
+  bool programmatic_launch() const { return programmatic_; }
 
   const config& cfg() const { return cfg_; }
   const problem& prob() const { return p_; }
@@ -189,6 +210,7 @@ class plan {
   config cfg_;
   int sms_ = 0;
   mutable int grid_ = 0;
+  bool programmatic_ = true;
   hopper::tensor_map a_{}, b_{}, c_{};
   kernel_params kp_{};
   std::shared_ptr<void> workspace_;  // split-K partials and counters (shared by copies of the plan)

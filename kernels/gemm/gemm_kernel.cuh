@@ -29,6 +29,7 @@
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
 #include "hopper/ptx/fence.cuh"
+#include "hopper/ptx/griddepcontrol.cuh"
 #include "hopper/ptx/named_barrier.cuh"
 #include "hopper/ptx/setmaxnreg.cuh"
 #include "hopper/ptx/special_registers.cuh"
@@ -275,6 +276,13 @@ __global__ void __launch_bounds__(384, 1)
   // init, fence.mbarrier_init, and a cluster (or CTA) barrier: no peer multicasts into us or
   // arrives on our barriers before they exist (seed §12, §18).
   auto pipe = pipe_t::init(*reinterpret_cast<typename pipe_t::storage*>(smem + T::OFF_BAR), ring_params);
+  // Programmatic dependent launch: everything above touched only shared memory and the kernel
+  // parameters, so with the launch attribute it ran under the previous grid's tail. From here on
+  // the kernel reads A and B, writes C and the split-K workspace: wait until the previous grid
+  // has finished and its writes are visible. Then let the next grid be scheduled: its CTAs take
+  // SMs as ours exit and run their own prologue while our last tiles finish.
+  griddepcontrol_wait();
+  griddepcontrol_launch_dependents();
 
   if (wg == 0) {
     // ---------------- producer ----------------

@@ -491,6 +491,54 @@ TEST(GemmVsCublas, RowMajorBAndOddEdges) {
   check(make(2056, 3000, 1032, major::mn, major::k, out_type::f32), dist::uniform, nullptr, true, 804);
 }
 
+// ---- programmatic dependent launch: back-to-back kernels overlap only where that is safe ----------
+
+// Three launches in one stream, each allowed to start under the previous one's tail:
+//   g1: C1 = A1 . B1^T (long K, so its tail is long);
+//   g3: writes E . F^T over B1's memory, which g1 reads (WAR: must not start storing before g1 is done);
+//   g2: C2 = C1 . D^T reads g1's output (RAW across two launches).
+// C1 against cuBLAS computed beforehand, C2 against the float64 product of the C1 that was
+// downloaded, B1's memory against E . F^T. A kernel that read or wrote before griddepcontrol.wait
+// returned would see NaN poison or corrupt C1.
+TEST(GemmProgrammaticLaunch, BackToBackRawAndWar) {
+  HOPPER_REQUIRE_SM90();
+  const problem p1 = make(1024, 512, 8192), p2 = make(1024, 256, 512), p3 = make(512, 8192, 64);
+  for (int rep = 0; rep < 3; ++rep) {
+    SCOPED_TRACE(rep);
+    device_problem d1, d2, d3;
+    ASSERT_TRUE(setup(d1, p1, dist::normal, 1100 + rep));
+    ASSERT_TRUE(setup(d2, p2, dist::uniform, 1110 + rep));  // d2.b is D; d2.a is unused (A = C1)
+    ASSERT_TRUE(setup(d3, p3, dist::normal, 1120 + rep));   // d3.a, d3.b are E, F; C3 goes to B1
+    std::vector<double> ref1;
+    ASSERT_TRUE(cublas_reference(d1, ref1));
+    const std::vector<double> ref3 = cpu_reference(d3);
+    hopper::gemm::plan g1(p1, d1.a, d1.b, d1.c), g2(p2, d1.c, d2.b, d2.c), g3(p3, d3.a, d3.b, d1.b);
+    ASSERT_TRUE(g1.programmatic_launch() && g2.programmatic_launch() && g3.programmatic_launch());
+    ASSERT_TRUE(poison(d1));
+    ASSERT_TRUE(poison(d2));
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(g1.run());
+    CUDA_OK(g3.run());
+    CUDA_OK(g2.run());
+    CUDA_LAUNCH_OK();
+    const std::vector<double> c1 = download(d1);
+    ASSERT_TRUE(close(c1, ref1, p1)) << "g1's result: g3 overwrote B1 while g1 still read it?";
+    // C2's reference from the C1 the GPU produced (as bf16) and D.
+    device_problem r2;
+    r2.p = p2;
+    r2.h.a.resize(c1.size());
+    for (size_t i = 0; i < c1.size(); ++i) r2.h.a[i] = __float2bfloat16(float(c1[i]));
+    r2.h.b = d2.h.b;
+    ASSERT_TRUE(close(download(d2), cpu_reference(r2), p2)) << "g2 read C1 before g1 finished?";
+    device_problem out3;  // B1's memory as g3's output
+    out3.p = p3;
+    out3.c = d1.b;
+    const std::vector<double> c3 = download(out3);
+    out3.c = nullptr;  // owned by d1
+    ASSERT_TRUE(close(c3, ref3, p3)) << "g3's result in B1's memory";
+  }
+}
+
 // ---- bad input is refused before anything runs -----------------------------------------------
 
 TEST(GemmValidation, PlanRejectsBadInput) {
