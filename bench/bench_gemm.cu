@@ -84,7 +84,7 @@ std::map<std::string, double> g_named_ratio;  // the seven named shapes
 // "bn256_c2x1_s1", "bn128_c2x2_s1_pp": tile width, cluster shape, splits, ping-pong.
 std::string config_name(const hopper::gemm::config& c) {
   return "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
-         std::to_string(c.splits) + (c.pingpong ? "_pp" : "") + (c.prefetch ? "_pf" + std::to_string(c.prefetch) : "");
+         std::to_string(c.splits) + (c.pingpong ? "_pp" : "");
 }
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
@@ -167,7 +167,6 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["cluster_m"] = plans[0]->cfg().cluster_m;
   state.counters["cluster_n"] = plans[0]->cfg().cluster_n;
   state.counters["splits"] = plans[0]->cfg().splits;
-  state.counters["prefetch"] = plans[0]->cfg().prefetch;
   state.counters["pingpong"] = plans[0]->cfg().pingpong ? 1 : 0;
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
@@ -246,19 +245,6 @@ void register_all() {
             bench_shape(st, s.M, s.N, s.K, true, false, &c);
           })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
         }
-    // The L2 prefetch distance, on top of the rule's choice for each shape.
-    for (const shape& s : sweep)
-      for (int pf : {0, 2, 4, 8, 16}) {
-        hopper::gemm::problem p;
-        p.M = s.M, p.N = s.N, p.K = s.K;
-        hopper::gemm::config c = hopper::gemm::choose_config(p, 132);
-        c.prefetch = pf;
-        const std::string name = "gemm_pf/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
-                                 std::to_string(s.K) + "/" + config_name(c);
-        benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
-          bench_shape(st, s.M, s.N, s.K, true, false, &c);
-        })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-      }
   }
   benchmark::RegisterBenchmark("gemm/8192x8192x8192_uniform",
                                [](benchmark::State& st) { bench_shape(st, 8192, 8192, 8192, false, false); })

@@ -128,8 +128,6 @@ class plan {
     if (cfg_.pingpong && (cfg_.bn != 128 || cfg_.splits != 1))
       detail::fail("config pingpong with bn = " + std::to_string(cfg_.bn) + ", splits = " + std::to_string(cfg_.splits) +
                    " is not instantiated (ping-pong runs 128 x 128 tiles without split-K)");
-    if (cfg_.prefetch < 0 || cfg_.prefetch > 16)
-      detail::fail("config prefetch = " + std::to_string(cfg_.prefetch) + " must be 0..16 k-blocks");
     const int64_t k_blocks = detail::ceil_div(p.K, cfg_.bk);
     if (cfg_.splits < 1 || cfg_.splits > 4 || cfg_.splits > k_blocks)
       detail::fail("config splits = " + std::to_string(cfg_.splits) + " must be 1..4 and at most the " +
@@ -165,7 +163,6 @@ class plan {
     kp_.sched.cluster_cols = int(detail::ceil_div(detail::ceil_div(p.N, cfg_.bn), cfg_.cluster_n));
     kp_.sched.group = cfg_.group_m;
     kp_.splits = cfg_.splits;
-    kp_.prefetch = cfg_.prefetch;
     kp_.partial = nullptr;
     kp_.counters = nullptr;
     if (cfg_.splits > 1) {

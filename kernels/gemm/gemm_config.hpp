@@ -47,7 +47,6 @@ struct config {
   int group_m = 8;   // cluster-rows per group of the grouped tile order
   int splits = 1;    // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
   bool pingpong = false;  // each consumer warpgroup owns whole 128 x 128 tiles (bn 128, 6 stages, splits 1)
-  int prefetch = 0;  // k-blocks of operands prefetched into L2 ahead of their load (0..16; 0: none)
 
   int cluster_size() const { return cluster_m * cluster_n; }
 };

@@ -50,7 +50,6 @@ struct kernel_params {
   int M, N, K;
   tile_scheduler sched;
   int splits;         // 1..4
-  int prefetch;       // k-blocks whose operand boxes are prefetched into L2 ahead of their load (0: none)
   float4* partial;    // splits > 1: [cta tile][warpgroup][split][ACC / 4][128 threads] float4
   int* counters;      // splits > 1: [cta tile][warpgroup], zero between launches
 };
@@ -121,42 +120,31 @@ __device__ __forceinline__ void store_pair(uint8_t* dst, float lo, float hi) {
   }
 }
 
-// The TMA boxes of this CTA's share of one operand's stage tile (ROWS along M or N x 64 along K),
-// when PEERS CTAs share the tile and this CTA is number `piece` of them: f(byte offset in the
-// stage, coordinate 0, coordinate 1) per box. K-major: rows [piece, piece + 1) x ROWS / PEERS as
-// one box of 128-byte rows. MN-major: its share of the tile's 64 (MN) x 64 (K) boxes of 8 KiB.
-template <bool MN, int ROWS, int PEERS, class F>
-__device__ __forceinline__ void for_each_box(int piece, int k0, int mn0, F&& f) {
-  if constexpr (!MN) {
-    const int r0 = piece * (ROWS / PEERS);
-    f(uint32_t(r0 * 128), k0, mn0 + r0);
-  } else {
-    constexpr int boxes = ROWS / 64 / PEERS;
-#pragma unroll
-    for (int j = piece * boxes; j < (piece + 1) * boxes; ++j) f(uint32_t(j * 64 * 64 * 2), mn0 + 64 * j, k0);
-  }
-}
-
-// Loads this CTA's share into `dst` of every CTA in `peers` (multicast), or of this CTA alone.
+// This CTA's share of one operand's stage tile (ROWS along M or N x 64 along K), loaded to `dst`
+// in every CTA of `peers` (PEERS CTAs that share the tile; this CTA is number `piece` of them).
+// K-major: rows [piece, piece + 1) x ROWS / PEERS as one box (128 bytes per row). MN-major: its
+// share of the tile's 64 (MN) x 64 (K) boxes of 8 KiB.
 template <bool MN, int ROWS, int PEERS>
 __device__ __forceinline__ void load_share(uint8_t* dst, const hopper::tensor_map& map, uint64_t* bar,
                                            uint16_t peers, int piece, int k0, int mn0) {
   using namespace hopper::ptx;
-  for_each_box<MN, ROWS, PEERS>(piece, k0, mn0, [&](uint32_t off, int c0, int c1) {
+  constexpr uint32_t BOX_MN_BYTES = 64 * 64 * 2;
+  if constexpr (!MN) {
+    const int r0 = piece * (ROWS / PEERS);
     if constexpr (PEERS > 1)
-      cp_async_bulk_tensor_shared_cluster_global_multicast(dst + off, map, bar, peers, c0, c1);
+      cp_async_bulk_tensor_shared_cluster_global_multicast(dst + r0 * 128, map, bar, peers, k0, mn0 + r0);
     else
-      cp_async_bulk_tensor_shared_cluster_global(dst + off, map, bar, c0, c1);
-  });
-}
-
-// Asks L2 for the same boxes ahead of their load (cp.async.bulk.prefetch.tensor): more bytes in
-// flight from memory than the ring's stages hold, for problems that stream operands from HBM.
-template <bool MN, int ROWS, int PEERS>
-__device__ __forceinline__ void prefetch_share(const hopper::tensor_map& map, int piece, int k0, int mn0) {
-  for_each_box<MN, ROWS, PEERS>(piece, k0, mn0, [&](uint32_t, int c0, int c1) {
-    hopper::ptx::cp_async_bulk_prefetch_tensor_L2_global(map, c0, c1);
-  });
+      cp_async_bulk_tensor_shared_cluster_global(dst, map, bar, k0, mn0);
+  } else {
+    constexpr int boxes = ROWS / 64 / PEERS;
+#pragma unroll
+    for (int j = piece * boxes; j < (piece + 1) * boxes; ++j) {
+      if constexpr (PEERS > 1)
+        cp_async_bulk_tensor_shared_cluster_global_multicast(dst + j * BOX_MN_BYTES, map, bar, peers, mn0 + 64 * j, k0);
+      else
+        cp_async_bulk_tensor_shared_cluster_global(dst + j * BOX_MN_BYTES, map, bar, mn0 + 64 * j, k0);
+    }
+  }
 }
 
 // The epilogue of one 64-row half tile held by a consumer warpgroup (128 threads, named barrier
@@ -307,15 +295,7 @@ __global__ void __launch_bounds__(384, 1)
         const int m0 = (crow * T::CLUSTER_M + rm) * BM;
         const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
         const k_range kr = split_k_range(k_blocks, p.splits, u % p.splits);
-        // L2 prefetch, p.prefetch k-blocks ahead of the loads: k-blocks begin + 1 .. begin + prefetch
-        // now, then with the load of k-block kb the one prefetch + 1 further (never past the range).
-        const auto prefetch = [&](int kb) {
-          detail::prefetch_share<T::A_MN, BM, T::CLUSTER_N>(tma_a, rn, kb * BK, m0);
-          detail::prefetch_share<T::B_MN, BN, T::CLUSTER_M>(tma_b, rm, kb * BK, n0);
-        };
-        for (int kb = kr.begin + 1; kb < kr.end && kb <= kr.begin + p.prefetch; ++kb) prefetch(kb);
         for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
-          if (p.prefetch > 0 && kb + p.prefetch + 1 < kr.end) prefetch(kb + p.prefetch + 1);
           // Wait until every reader of the stage (of every CTA it is multicast into) released it
           // (WAR, seed §16), then arm full[s] with the whole stage: our share of A and B, and
           // the shares the peers multicast into us.

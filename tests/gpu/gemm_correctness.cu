@@ -432,27 +432,6 @@ TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
   check(make(128, 4096, 8192), dist::uniform, nullptr, true, 961);
 }
 
-// ---- L2 prefetch ahead of the loads: a hint, so the results must not change --------------------------
-
-TEST(GemmPrefetch, DistancesLayoutsSplitsAndEdges) {
-  HOPPER_REQUIRE_SM90();
-  int salt = 1200;
-  for (int pf : {1, 4, 16})
-    for (major a : {major::k, major::mn})
-      for (major b : {major::k, major::mn}) {
-        config c = forced(pf == 4 ? 256 : 128, 2, pf == 16 ? 3 : 1, pf == 1 ? 2 : 1);
-        c.prefetch = pf;
-        SCOPED_TRACE(::testing::Message() << "prefetch " << pf << " A " << name(a) << " B " << name(b));
-        // Edge tiles, a K range shorter than the distance for some splits, several units per CTA.
-        check(padded(make(1000, 2056, 1100, a, b)), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
-        ++salt;
-        if (HasFatalFailure()) return;
-      }
-  config c = forced(128, 1, 2);
-  c.prefetch = 8;
-  check(make(128, 8192, 8192), dist::normal, &c, true, salt);  // the streaming skinny case
-}
-
 // ---- layouts and output type -------------------------------------------------------------------
 
 TEST(GemmLayouts, EveryMajorCombination) {
@@ -586,9 +565,6 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   bad = forced(256, 4);  // clusters are 1 or 2 CTAs along each of M and N
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(256, 1, 1, 3);
-  EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
-  bad = forced(256, 2);
-  bad.prefetch = 17;  // 0..16 k-blocks ahead
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   CUDA_OK(cudaFree(buf));
 }
