@@ -227,7 +227,8 @@ void register_all() {
   if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1') {
     const shape sweep[] = {{8192, 8192, 8192, false},  {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
                            {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
-                           {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false}};
+                           {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
+                           {128, 4096, 8192, false},   {256, 8192, 8192, false}};
     for (const shape& s : sweep)
       for (const hopper::gemm::instance& in : hopper::gemm::instances)
         for (int splits : {1, 2, 4}) {

@@ -39,7 +39,7 @@ struct problem {
 // The kernel's compile-time shape, chosen per problem by choose_config().
 struct config {
   int bm = 128;      // two consumer warpgroups of 64 rows each
-  int bn = 256;      // 256 or 128: the n of wgmma.m64nNk16
+  int bn = 256;      // 256, 128 or 64: the n of wgmma.m64nNk16
   int bk = 64;       // one 128-byte swizzle row of bf16
   int stages = 4;    // ring depth
   int cluster_m = 2;  // CTAs along M sharing (multicasting) the B tile
@@ -61,6 +61,7 @@ inline constexpr instance instances[] = {
     {256, 4, 1, 1, false}, {256, 4, 2, 1, false}, {256, 4, 1, 2, false}, {256, 4, 2, 2, false},
     {128, 6, 1, 1, false}, {128, 6, 2, 1, false}, {128, 6, 1, 2, false}, {128, 6, 2, 2, false},
     {128, 6, 1, 1, true},  {128, 6, 2, 1, true},  {128, 6, 1, 2, true},  {128, 6, 2, 2, true},
+    {64, 8, 1, 1, false},  {64, 8, 1, 2, false},
 };
 inline bool matches(const config& c, const instance& i) {
   return c.bm == 128 && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&

@@ -90,7 +90,7 @@ struct kernel_traits {
   // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
-  static_assert(BN == 128 || BN == 256, "BN is the n of wgmma.m64nNk16: 128 or 256");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the n of wgmma.m64nNk16: 64, 128 or 256");
   static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2),
                 "clusters of 1 x 1, 2 x 1, 1 x 2 or 2 x 2 CTAs");
   static_assert(B_ROWS_PER_CTA <= 256, "a TMA box dimension is at most 256");

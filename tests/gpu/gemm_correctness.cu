@@ -179,7 +179,7 @@ problem make(int64_t M, int64_t N, int64_t K, major a = major::k, major b = majo
 config forced(int bn, int cluster_m, int splits = 1, int cluster_n = 1) {
   config c;
   c.bn = bn;
-  c.stages = bn == 256 ? 4 : 6;
+  c.stages = bn == 256 ? 4 : bn == 128 ? 6 : 8;
   c.cluster_m = cluster_m;
   c.cluster_n = cluster_n;
   c.splits = splits;
@@ -261,9 +261,15 @@ TEST(GemmSingleTile, ClusterPairMulticast128) {
   check(make(256, 128, 64 * 7), dist::normal, &c, false, 5);
 }
 
+TEST(GemmSingleTile, OneKBlock128x64NoCluster) {
+  HOPPER_REQUIRE_SM90();
+  config c = forced(64, 1);
+  check(make(128, 64, 64), dist::uniform, &c, false, 3);
+}
+
 TEST(GemmSingleTile, ClusterRowAMulticast) {  // two CTAs side by side along N share A
   HOPPER_REQUIRE_SM90();
-  for (int bn : {128, 256}) {
+  for (int bn : {64, 128, 256}) {
     config c = forced(bn, 1, 1, 2);
     SCOPED_TRACE(bn);
     check(make(128, 2 * bn, 64 * 9), dist::normal, &c, false, 6 + bn);
@@ -297,6 +303,14 @@ TEST(GemmEdges, OddShapesEveryConfig) {
         ++salt;
         if (HasFatalFailure()) return;
       }
+  for (int cn : {1, 2})  // 128 x 64 tiles: clusters along N only (one 64-wide B box per tile)
+    for (const auto& s : shapes) {
+      config c = forced(64, 1, 1, cn);
+      SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn 64 cluster 1 x " << cn);
+      check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+      ++salt;
+      if (HasFatalFailure()) return;
+    }
 }
 
 TEST(GemmEdges, KSmallerThanOneStage) {
@@ -424,6 +438,8 @@ TEST(GemmSplitK, MoreUnitsThanClustersAndLayouts) {  // persistent loop over spl
   check(make(128, 8192, 2048), dist::uniform, &c, true, 953);
   c = forced(256, 2, 3, 2);
   check(make(1000, 1040, 1536, major::mn, major::k), dist::normal, &c, false, 954);
+  c = forced(64, 1, 2, 2);  // 128 x 64 tiles, A multicast, 2 splits, B MN-major
+  check(make(256, 1000, 1536, major::k, major::mn), dist::uniform, &c, false, 955);
 }
 
 TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
@@ -448,6 +464,19 @@ TEST(GemmLayouts, EveryMajorCombination) {
       }
 }
 
+TEST(GemmLayouts, EveryMajorCombination64) {
+  HOPPER_REQUIRE_SM90();
+  int salt = 560;
+  for (major a : {major::k, major::mn})
+    for (major b : {major::k, major::mn})
+      for (int cn : {1, 2}) {
+        config c = forced(64, 1, 1, cn);
+        SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b) << " cluster 1 x " << cn);
+        check(make(264, 328, 200, a, b), dist::uniform, &c, false, salt++);
+        if (HasFatalFailure()) return;
+      }
+}
+
 TEST(GemmLayouts, MnMajor128Tiles) {
   HOPPER_REQUIRE_SM90();
   for (const auto& cl : cluster_shapes) {
@@ -460,8 +489,8 @@ TEST(GemmLayouts, MnMajor128Tiles) {
 
 TEST(GemmOutput, Float32Output) {
   HOPPER_REQUIRE_SM90();
-  for (int bn : {128, 256}) {
-    config c = forced(bn, 2);
+  for (int bn : {64, 128, 256}) {
+    config c = forced(bn, bn == 64 ? 1 : 2);
     check(make(300, 520, 264, major::k, major::k, out_type::f32), dist::normal, &c, false, 700 + bn);
     if (HasFatalFailure()) return;
   }

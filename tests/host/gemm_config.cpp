@@ -99,14 +99,6 @@ TEST(GemmConfig, RuleAndBudget) {
   EXPECT_EQ(c.splits, 1);
   c = choose_config(make(1, 8, 8), sms);
   EXPECT_EQ(c.cluster_m, 1);
-  for (int bn : {128, 256}) {
-    config k;
-    k.bn = bn;
-    k.stages = bn == 256 ? 4 : 6;
-    EXPECT_LE(smem_bytes(k), max_smem_per_block) << "bn " << bn;
-    k.stages += 1;  // the stage counts are the largest that fit
-    EXPECT_GT(smem_bytes(k), max_smem_per_block) << "bn " << bn;
-  }
 }
 
 TEST(GemmConfig, RuleOnlyPicksInstantiatedKernels) {
@@ -130,6 +122,8 @@ TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
     c.pingpong = in.pingpong;
     EXPECT_TRUE(instantiated(c));
     EXPECT_LE(smem_bytes(c), max_smem_per_block) << "bn " << in.bn << ", " << in.stages << " stages";
+    c.stages += 1;  // the stage counts are the largest that fit
+    EXPECT_GT(smem_bytes(c), max_smem_per_block) << "bn " << in.bn << ", " << in.stages << " stages";
   }
 }
 
