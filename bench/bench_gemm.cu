@@ -84,7 +84,7 @@ std::map<std::string, double> g_named_ratio;  // the seven named shapes
 // "bn256_c2x1_s1", "bn128_c2x2_s1_pp": tile width, cluster shape, splits, ping-pong.
 std::string config_name(const hopper::gemm::config& c) {
   return "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
-         std::to_string(c.splits) + (c.pingpong ? "_pp" : "");
+         std::to_string(c.splits) + (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "");
 }
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
@@ -167,6 +167,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["cluster_m"] = plans[0]->cfg().cluster_m;
   state.counters["cluster_n"] = plans[0]->cfg().cluster_n;
   state.counters["splits"] = plans[0]->cfg().splits;
+  state.counters["stream_k_tiles"] = plans[0]->stream_k_tiles();
   state.counters["pingpong"] = plans[0]->cfg().pingpong ? 1 : 0;
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
@@ -221,6 +222,22 @@ void register_all() {
       bench_shape(st, s.M, s.N, s.K, true, false, nullptr, false);
     })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
+  // HOPPER_GEMM_SK=1: the rule's choice with and without the stream-K tail on the named shapes and
+  // the square sweep.
+  if (const char* e = std::getenv("HOPPER_GEMM_SK"); e && e[0] == '1')
+    for (const shape& s : shapes)
+      for (bool sk : {false, true}) {
+        hopper::gemm::problem p;
+        p.M = s.M, p.N = s.N, p.K = s.K;
+        hopper::gemm::config c = hopper::gemm::choose_config(p, 132);
+        if (c.pingpong || c.splits > 1) continue;
+        c.stream_k = sk;
+        const std::string name = "gemm_sk/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
+                                 std::to_string(s.K) + "/" + config_name(c);
+        benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
+          bench_shape(st, s.M, s.N, s.K, true, false, &c);
+        })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+      }
   // HOPPER_GEMM_SWEEP=1: also every instantiated configuration (gemm_config.hpp's instances, with
   // 1, 2 and 4 splits where the splits still fit in one wave) on the named shapes and on shapes that
   // quantize badly, each against cuBLAS in the same run: the data behind the tile rule.

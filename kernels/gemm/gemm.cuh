@@ -7,9 +7,11 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "hopper/tensor_map.hpp"
 #include "kernels/gemm/gemm_config.hpp"
@@ -27,76 +29,86 @@ inline void cuda_check(cudaError_t e, const char* what) {
 
 // How a plan launches, beyond the kernel's parameters.
 struct launch_options {
-  int num_sms;
   cudaStream_t stream;
   bool programmatic;  // programmatic dependent launch (griddepcontrol, see the kernel)
 };
 
-// Launches one instantiation: opt in to its shared memory, size the persistent grid to the
-// clusters that can be resident at once, launch with the cluster dimension (and, when asked,
-// allowed to start under the tail of the previous grid in the stream).
+// The launch attributes of instantiation T: its cluster shape (1-D: rank = CLUSTER_M * rn + rm)
+// and whether it may start under the tail of the previous grid in the stream.
 template <class T>
-cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, const hopper::tensor_map& c,
-                   const kernel_params& kp, const launch_options& o, int* grid_out) {
-  auto kern = gemm_kernel<T>;
-  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM));
-  if (e != cudaSuccess) return e;
+cudaLaunchConfig_t launch_config_of(cudaLaunchAttribute (&attr)[2], int clusters, const launch_options& o) {
   cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[2];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = T::CLUSTER;  // 1-D: rank = CLUSTER_M * rn + rm
+  attr[0].val.clusterDim.x = T::CLUSTER;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[1].val.programmaticStreamSerializationAllowed = o.programmatic ? 1 : 0;
+  cfg.gridDim = dim3(clusters * T::CLUSTER);
   cfg.blockDim = dim3(T::THREADS);
   cfg.dynamicSmemBytes = T::SMEM;
   cfg.stream = o.stream;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;  // the occupancy query takes the cluster shape only
-  // How many clusters fit at once (GPCs need not split evenly into pairs of SMs).
-  static int resident = 0;
-  if (resident == 0) {
-    cfg.gridDim = dim3(o.num_sms / T::CLUSTER * T::CLUSTER);
-    int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
-      (void)cudaGetLastError();
-      n = o.num_sms / T::CLUSTER;
-    }
-    resident = n;
-  }
-  const int clusters = std::min(resident, kp.sched.total() * kp.splits);
-  cfg.gridDim = dim3(clusters * T::CLUSTER);
-  if (grid_out) *grid_out = clusters * T::CLUSTER;
   cfg.numAttrs = 2;
-  return cudaLaunchKernelEx(&cfg, kern, a, b, c, kp);
+  return cfg;
 }
 
-template <int BN, int STAGES, int CM, int CN, class OutT, bool PP>
-cudaError_t launch_layouts(bool a_mn, bool b_mn, const hopper::tensor_map& a, const hopper::tensor_map& b,
-                           const hopper::tensor_map& c, const kernel_params& kp, const launch_options& o,
-                           int* grid) {
-  if (!a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, false, PP>>(a, b, c, kp, o, grid);
-  if (!a_mn && b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, false, true, PP>>(a, b, c, kp, o, grid);
-  if (a_mn && !b_mn) return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, false, PP>>(a, b, c, kp, o, grid);
-  return launch<kernel_traits<BN, STAGES, CM, CN, OutT, true, true, PP>>(a, b, c, kp, o, grid);
-}
-
-// Finds `cf` in the instances table (gemm_config.hpp) and launches that instantiation; the plan
-// has already rejected configurations that are not in the table.
-template <class OutT, size_t I = 0>
-cudaError_t launch_config(const config& cf, bool a_mn, bool b_mn, const hopper::tensor_map& a,
-                          const hopper::tensor_map& b, const hopper::tensor_map& c, const kernel_params& kp,
-                          const launch_options& o, int* grid) {
-  if constexpr (I == sizeof(instances) / sizeof(instances[0])) {
-    return cudaErrorInvalidValue;
-  } else {
-    constexpr instance in = instances[I];
-    if (matches(cf, in))
-      return launch_layouts<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, in.pingpong>(a_mn, b_mn, a, b, c,
-                                                                                          kp, o, grid);
-    return launch_config<OutT, I + 1>(cf, a_mn, b_mn, a, b, c, kp, o, grid);
+// How many clusters of instantiation T fit on the device at once (GPCs need not split evenly into
+// clusters), after opting in to its shared memory. The persistent grid is at most this.
+template <class T>
+int resident_clusters(int num_sms) {
+  auto kern = gemm_kernel<T>;
+  cuda_check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
+             "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  cudaLaunchAttribute attr[2];
+  cudaLaunchConfig_t cfg = launch_config_of<T>(attr, num_sms / T::CLUSTER, launch_options{0, false});
+  cfg.numAttrs = 1;  // the query takes the cluster shape
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    n = num_sms / T::CLUSTER;
   }
+  return n;
+}
+
+// Launches instantiation T on kp.work.clusters clusters.
+template <class T>
+cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, const hopper::tensor_map& c,
+                   const kernel_params& kp, const launch_options& o) {
+  cudaLaunchAttribute attr[2];
+  const cudaLaunchConfig_t cfg = launch_config_of<T>(attr, kp.work.clusters, o);
+  return cudaLaunchKernelEx(&cfg, gemm_kernel<T>, a, b, c, kp);
+}
+
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+// Calls f(type_tag<kernel_traits<...>>{}) for the instantiation that computes `cf` with these
+// layouts and output type: the instances table (gemm_config.hpp) is the only list of kernels.
+// The plan has already rejected configurations that are not in the table.
+template <class OutT, class F, size_t I = 0>
+auto visit_instance(const config& cf, bool a_mn, bool b_mn, F&& f) {
+  constexpr size_t count = sizeof(instances) / sizeof(instances[0]);
+  constexpr instance in = instances[I < count ? I : 0];
+  using tt = kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, false, in.pingpong>;
+  if constexpr (I + 1 < count) {
+    if (!matches(cf, in)) return visit_instance<OutT, F, I + 1>(cf, a_mn, b_mn, std::forward<F>(f));
+  }  // else: the last entry, which matches (the plan accepts only instantiated configurations)
+  if (!a_mn && !b_mn) return f(type_tag<tt>{});
+  if (!a_mn && b_mn)
+    return f(type_tag<kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, true, in.pingpong>>{});
+  if (a_mn && !b_mn)
+    return f(type_tag<kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, false, in.pingpong>>{});
+  return f(type_tag<kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, true, in.pingpong>>{});
+}
+
+template <class F>
+auto visit_instance(const config& cf, const problem& p, F&& f) {
+  const bool a_mn = p.a_major == major::mn, b_mn = p.b_major == major::mn;
+  if (p.out == out_type::bf16) return visit_instance<__nv_bfloat16>(cf, a_mn, b_mn, std::forward<F>(f));
+  return visit_instance<float>(cf, a_mn, b_mn, std::forward<F>(f));
 }
 
 }  // namespace detail
@@ -125,9 +137,10 @@ class plan {
                    (cfg_.pingpong ? ", ping-pong" : "") + ", group_m " + std::to_string(cfg_.group_m) +
                    " is not instantiated (bk 64, group_m >= 1, and one of: " + list + ")");
     }
-    if (cfg_.pingpong && (cfg_.bn != 128 || cfg_.splits != 1))
+    if (cfg_.pingpong && (cfg_.bn != 128 || cfg_.splits != 1 || cfg_.stream_k))
       detail::fail("config pingpong with bn = " + std::to_string(cfg_.bn) + ", splits = " + std::to_string(cfg_.splits) +
-                   " is not instantiated (ping-pong runs 128 x 128 tiles without split-K)");
+                   (cfg_.stream_k ? ", stream_k" : "") +
+                   " is not instantiated (ping-pong runs whole 128 x 128 tiles: no split-K, no stream-K)");
     const int64_t k_blocks = detail::ceil_div(p.K, cfg_.bk);
     if (cfg_.splits < 1 || cfg_.splits > 4 || cfg_.splits > k_blocks)
       detail::fail("config splits = " + std::to_string(cfg_.splits) + " must be 1..4 and at most the " +
@@ -159,36 +172,65 @@ class plan {
     kp_.M = int(p.M);
     kp_.N = int(p.N);
     kp_.K = int(p.K);
-    kp_.sched.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster_m));
-    kp_.sched.cluster_cols = int(detail::ceil_div(detail::ceil_div(p.N, cfg_.bn), cfg_.cluster_n));
-    kp_.sched.group = cfg_.group_m;
-    kp_.splits = cfg_.splits;
+    work_schedule& w = kp_.work;
+    w.order.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster_m));
+    w.order.cluster_cols = int(detail::ceil_div(detail::ceil_div(p.N, cfg_.bn), cfg_.cluster_n));
+    w.order.group = cfg_.group_m;
+    w.k_blocks = int(k_blocks);
+    w.splits = cfg_.splits;
+    const int total = w.order.total();
+    const int resident = detail::visit_instance(cfg_, p, [&](auto tag) {
+      return detail::resident_clusters<typename decltype(tag)::type>(sms_);
+    });
+    // Stream-K tail (config::stream_k): after the full rounds, the remaining tiles' k-blocks are
+    // shared by all resident clusters, each share at least one k-block. Otherwise every tile is
+    // whole (or split), and the grid is no larger than the work.
+    const int tail = total % resident;
+    if (cfg_.stream_k && cfg_.splits == 1 && total >= resident && tail > 0 && int64_t(tail) * k_blocks >= resident) {
+      w.clusters = resident;
+      w.dp_tiles = total - tail;
+    } else {
+      w.clusters = std::min(resident, total * cfg_.splits);
+      w.dp_tiles = total;
+    }
+    grid_ = w.clusters * cfg_.cluster_size();
+    // The fixup workspace: one fp32 partial per slot of every shared CTA tile, one counter per
+    // consumer warpgroup of it (zeroed here; the kernel leaves them zero).
+    int fixup_tiles = 0;
+    kp_.slot_stride = 1;
+    if (cfg_.splits > 1) {
+      fixup_tiles = total;
+      kp_.slot_stride = cfg_.splits;
+    } else if (w.dp_tiles < total) {
+      fixup_tiles = total - w.dp_tiles;
+      for (int t = 0; t < fixup_tiles; ++t)
+        kp_.slot_stride = std::max(kp_.slot_stride, w.sk_owner(int64_t(t + 1) * k_blocks - 1) -
+                                                        w.sk_owner(int64_t(t) * k_blocks) + 1);
+    }
     kp_.partial = nullptr;
     kp_.counters = nullptr;
-    if (cfg_.splits > 1) {
-      // One fp32 partial per split of every CTA tile, and one counter per consumer warpgroup of
-      // every CTA tile (zeroed here; the kernel leaves them zero).
-      const size_t cta_tiles = size_t(kp_.sched.total()) * size_t(cfg_.cluster_size());
-      const size_t partial_bytes = cta_tiles * size_t(cfg_.splits) * size_t(cfg_.bm) * size_t(cfg_.bn) * 4;
+    if (fixup_tiles > 0) {
+      const size_t cta_tiles = size_t(fixup_tiles) * size_t(cfg_.cluster_size());
+      const size_t partial_bytes = cta_tiles * size_t(kp_.slot_stride) * size_t(cfg_.bm) * size_t(cfg_.bn) * 4;
       const size_t counter_bytes = cta_tiles * 2 * sizeof(int);
-      void* w = nullptr;
-      detail::cuda_check(cudaMalloc(&w, partial_bytes + counter_bytes), "cudaMalloc(split-K workspace)");
-      workspace_ = std::shared_ptr<void>(w, [](void* q) { cudaFree(q); });
-      detail::cuda_check(cudaMemset(static_cast<char*>(w) + partial_bytes, 0, counter_bytes),
+      void* ws = nullptr;
+      detail::cuda_check(cudaMalloc(&ws, partial_bytes + counter_bytes), "cudaMalloc(split-K workspace)");
+      workspace_ = std::shared_ptr<void>(ws, [](void* q) { cudaFree(q); });
+      detail::cuda_check(cudaMemset(static_cast<char*>(ws) + partial_bytes, 0, counter_bytes),
                          "cudaMemset(split-K counters)");
       detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      kp_.partial = static_cast<float4*>(w);
-      kp_.counters = reinterpret_cast<int*>(static_cast<char*>(w) + partial_bytes);
+      kp_.partial = static_cast<float4*>(ws);
+      kp_.counters = reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes);
     }
   }
 
   // Launches the GEMM on `stream`; returns the launch error (asynchronous errors appear later).
-  // With split-K (cfg().splits > 1) the plan's workspace is reused: one run of a plan at a time.
+  // With split-K or stream-K the plan's workspace is reused: one run of a plan at a time.
   cudaError_t run(cudaStream_t stream = 0) const {
-    const bool a_mn = p_.a_major == major::mn, b_mn = p_.b_major == major::mn;
-    const detail::launch_options o{sms_, stream, programmatic_};
-    if (p_.out == out_type::bf16) return detail::launch_config<__nv_bfloat16>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, o, &grid_);
-    return detail::launch_config<float>(cfg_, a_mn, b_mn, a_, b_, c_, kp_, o, &grid_);
+    const detail::launch_options o{stream, programmatic_};
+    return detail::visit_instance(cfg_, p_, [&](auto tag) {
+      return detail::launch<typename decltype(tag)::type>(a_, b_, c_, kp_, o);
+    });
   }
 
   // Programmatic dependent launch (on by default): the kernel may be scheduled while the previous
@@ -203,13 +245,14 @@ class plan {
 
   const config& cfg() const { return cfg_; }
   const problem& prob() const { return p_; }
-  int grid() const { return grid_; }  // CTAs of the last launch
+  int grid() const { return grid_; }  // CTAs of every launch
+  int stream_k_tiles() const { return kp_.work.order.total() - kp_.work.dp_tiles; }  // cluster tiles in the tail
 
  private:
   problem p_;
   config cfg_;
   int sms_ = 0;
-  mutable int grid_ = 0;
+  int grid_ = 0;
   bool programmatic_ = true;
   hopper::tensor_map a_{}, b_{}, c_{};
   kernel_params kp_{};

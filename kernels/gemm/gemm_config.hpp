@@ -47,6 +47,7 @@ struct config {
   int group_m = 8;   // cluster-rows per group of the grouped tile order
   int splits = 1;    // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
   bool pingpong = false;  // each consumer warpgroup owns whole 128 x 128 tiles (bn 128, 6 stages, splits 1)
+  bool stream_k = false;  // share the k-blocks of the last, partial round of tiles among all clusters
 
   int cluster_size() const { return cluster_m * cluster_n; }
 };

@@ -40,20 +40,18 @@
 
 namespace hopper::gemm {
 
-// What the kernel needs at run time besides the three tensor maps. Work unit u (u = cluster_id,
-// cluster_id + clusters, ...) is split u % splits of cluster tile u / splits: the splits of one tile
-// are adjacent, so they run at the same time on different clusters. With splits > 1 each
-// consumer warpgroup leaves its fp32 partial in `partial` and the last of a tile's splits to
-// arrive on its counter sums them all (in split order: the result does not depend on who is last)
-// and stores the tile.
+// What the kernel needs at run time besides the three tensor maps. Cluster c walks the items of
+// `work` (tile_scheduler.hpp): whole tiles, the k-ranges of split-K, and its share of the
+// stream-K tail. When a tile's k-blocks are shared by several items each consumer warpgroup
+// leaves its fp32 partial in `partial` and the last to arrive on the tile's counter sums them
+// all (in slot order: the result does not depend on who is last) and stores the tile.
 struct kernel_params {
   int M, N, K;
-  tile_scheduler sched;
-  int splits;         // 1..4
-  float4* partial;    // splits > 1: [cta tile][warpgroup][split][ACC / 4][128 threads] float4
-  int* counters;      // splits > 1: [cta tile][warpgroup], zero between launches
+  work_schedule work;
+  int slot_stride;    // partial slots per fixup tile (>= the slots of any item)
+  float4* partial;    // [fixup cta tile][warpgroup][slot][ACC / 4][128 threads] float4
+  int* counters;      // [fixup cta tile][warpgroup], zero between launches
 };
-
 
 // PINGPONG = false, "cooperative": both consumer warpgroups work on one 128 x BN tile (64 rows
 // each) and read every stage. PINGPONG = true: each consumer warpgroup owns whole 128 x BN tiles
@@ -185,21 +183,21 @@ __device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hop
   }
 }
 
-// Split-K fixup for one consumer warpgroup (128 threads, named barrier 1 + w) of CTA tile `tile`:
-// stores its fp32 partial (each thread its ACC floats as float4s, thread-interleaved so that every
-// float4 step is one coalesced 2 KiB write), then thread 0 counts the arrival. The warpgroup that
-// completes the count reads every split's partial back, in split order 0, 1, ..., into acc,
+// Split-K / stream-K fixup for one consumer warpgroup (128 threads, named barrier 1 + w) of fixup
+// CTA tile `tile`, piece `slot` of `slots`: stores its fp32 partial (each thread its ACC floats as
+// float4s, thread-interleaved so that every float4 step is one coalesced 2 KiB write), then thread
+// 0 counts the arrival. The warpgroup that completes the count reads every slot's partial back, in
+// slot order 0, 1, ..., into acc,
 // resets the counter for the next launch and returns true (it stores the tile); the others
 // return false. Ordering is the classic fence / barrier / atomic handshake on the generic proxy:
 // each thread's fence.sc.gpu (__threadfence) after its stores, the named barrier, then thread 0's
 // atomic; the reader's atomic, barrier, __threadfence, then L2 loads (ld.global.cg: no stale L1).
 template <int ACC>
 __device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_params& p, int tile, int w,
-                                              int split, int wg_thread, int* flag) {
+                                              int slot, int S, int wg_thread, int* flag) {
   constexpr int Q = ACC / 4;  // float4 per thread
-  const int S = p.splits;
-  float4* slots = p.partial + size_t(tile * 2 + w) * S * Q * 128 + wg_thread;
-  float4* mine = slots + size_t(split) * Q * 128;
+  float4* slots = p.partial + size_t(tile * 2 + w) * p.slot_stride * Q * 128 + wg_thread;
+  float4* mine = slots + size_t(slot) * Q * 128;
 #pragma unroll
   for (int q = 0; q < Q; ++q)
     __stcg(mine + q * 128, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
@@ -259,7 +257,6 @@ __global__ void __launch_bounds__(384, 1)
   const int cluster_id = blockIdx.x / CLUSTER;
   const int clusters = gridDim.x / CLUSTER;
   const int k_blocks = (p.K + BK - 1) / BK;
-  const int units = p.sched.total() * p.splits;
 
   // The ring: STAGES full + empty barriers after the epilogue buffers. Each consumer warpgroup
   // that reads a stage releases it once, from its first warp (the wgmma reads of all four warps
@@ -289,12 +286,13 @@ __global__ void __launch_bounds__(384, 1)
     setmaxnreg_dec<T::PRODUCER_REGS>();
     if (wg_thread == 0) {
       auto s = pipe.producer_start();
-      for (int u = cluster_id; u < units; u += clusters) {
+      work_item item;
+      for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
         int crow, ccol;
-        p.sched.coords(u / p.splits, crow, ccol);
+        p.work.order.coords(item.tile, crow, ccol);
         const int m0 = (crow * T::CLUSTER_M + rm) * BM;
         const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
-        const k_range kr = split_k_range(k_blocks, p.splits, u % p.splits);
+        const k_range kr = item.k;
         for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
           // Wait until every reader of the stage (of every CTA it is multicast into) released it
           // (WAR, seed §16), then arm full[s] with the whole stage: our share of A and B, and
@@ -331,9 +329,10 @@ __global__ void __launch_bounds__(384, 1)
     auto s = pipe.consumer_start();
     s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
     int j = w;                    // local index of the unit among the CTA's units
+    const int units = p.work.order.total();  // whole tiles: no split, no stream-K (checked by the plan)
     for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
       int crow, ccol;
-      p.sched.coords(u, crow, ccol);  // splits == 1 (checked by the plan)
+      p.work.order.coords(u, crow, ccol);
       const int m0 = (crow * T::CLUSTER_M + rm) * BM;
       const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
       if (j > 0) bar_sync(ORDER + w, 256);
@@ -390,13 +389,13 @@ __global__ void __launch_bounds__(384, 1)
     float acc[T::ACC];
     auto s = pipe.consumer_start();
 
-    for (int u = cluster_id; u < units; u += clusters) {
-      const int ct = u / p.splits, split = u % p.splits;
+    work_item item;
+    for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
       int crow, ccol;
-      p.sched.coords(ct, crow, ccol);
+      p.work.order.coords(item.tile, crow, ccol);
       const int m0 = (crow * T::CLUSTER_M + rm) * BM;
       const int n0 = (ccol * T::CLUSTER_N + rn) * BN;
-      const k_range kr = split_k_range(k_blocks, p.splits, split);
+      const k_range kr = item.k;
 
       auto read = s;  // the stage whose wgmma group is retired next
       for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
@@ -429,9 +428,10 @@ __global__ void __launch_bounds__(384, 1)
 
       // ---- epilogue: registers -> swizzled shared box -> TMA store (seed §19) ----
       const int row0 = m0 + w * T::WG_M;
-      // Split-K: all splits leave their partial; only the last to arrive goes on to store.
-      if (row0 < p.M && p.splits > 1 &&
-          !detail::split_k_fixup<T::ACC>(acc, p, ct * CLUSTER + int(rank), w, split, wg_thread, last_flag + w))
+      // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
+      if (row0 < p.M && item.slots > 1 &&
+          !detail::split_k_fixup<T::ACC>(acc, p, item.fixup * CLUSTER + int(rank), w, item.slot, item.slots,
+                                         wg_thread, last_flag + w))
         continue;
       if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, w, wg_thread, row0, n0, p.N);
     }

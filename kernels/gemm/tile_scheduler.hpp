@@ -44,4 +44,67 @@ HOPPER_GEMM_HD k_range split_k_range(int k_blocks, int splits, int s) {
   return {int(int64_t(s) * k_blocks / splits), int(int64_t(s + 1) * k_blocks / splits)};
 }
 
+// One piece of work of a cluster: k-blocks `k` of cluster tile `tile`. When `slots` > 1 the tile's
+// k-blocks are shared by `slots` pieces (this is number `slot`): each leaves an fp32 partial in
+// fixup tile `fixup`'s slot, and the last to finish sums them all in slot order.
+struct work_item {
+  int tile;
+  k_range k;
+  int slot, slots, fixup;
+};
+
+// Where each cluster's work comes from. Cluster tiles [0, dp_tiles) run whole, in rounds over the
+// clusters (or, with splits > 1, as `splits` equal k-ranges each: classic split-K for problems with
+// few tiles). The remaining tiles, fewer than the clusters, would leave a last round part idle;
+// instead their k-blocks, tile after tile, are cut into `clusters` equal shares ("stream-K"), so
+// every cluster ends at about the same time. A share may cover the end of one tile and the start
+// of the next; the pieces of a tile are its slots.
+struct work_schedule {
+  tile_scheduler order;
+  int k_blocks;
+  int clusters;  // resident clusters walking the schedule (the grid)
+  int splits;    // 1..4 (dp tiles only)
+  int dp_tiles;  // == order.total() without a stream-K tail
+
+  HOPPER_GEMM_HD int dp_units() const { return dp_tiles * splits; }
+  HOPPER_GEMM_HD int64_t sk_iters() const { return int64_t(order.total() - dp_tiles) * k_blocks; }
+  // First stream-K iteration of cluster c's share (c = clusters: the end).
+  HOPPER_GEMM_HD int64_t sk_begin(int c) const { return int64_t(c) * sk_iters() / clusters; }
+  // The cluster whose share holds stream-K iteration `it`: the largest c with sk_begin(c) <= it.
+  HOPPER_GEMM_HD int sk_owner(int64_t it) const { return int(((it + 1) * clusters - 1) / sk_iters()); }
+
+  // Walks cluster c's items: `unit` over the dp units, then `it` over its stream-K share.
+  struct cursor {
+    int unit;
+    int64_t it, end;
+  };
+  HOPPER_GEMM_HD cursor start(int c) const {
+    return {c, dp_tiles < order.total() ? sk_begin(c) : 0, dp_tiles < order.total() ? sk_begin(c + 1) : 0};
+  }
+  HOPPER_GEMM_HD bool next(cursor& cur, work_item& w) const {
+    if (cur.unit < dp_units()) {
+      const int split = cur.unit % splits;
+      w.tile = cur.unit / splits;
+      w.k = split_k_range(k_blocks, splits, split);
+      w.slot = split;
+      w.slots = splits;
+      w.fixup = w.tile;
+      cur.unit += clusters;
+      return true;
+    }
+    if (cur.it >= cur.end) return false;
+    const int t = int(cur.it / k_blocks);  // stream-K tile, counted from dp_tiles
+    const int64_t tile_begin = int64_t(t) * k_blocks, tile_end = tile_begin + k_blocks;
+    const int64_t piece_end = cur.end < tile_end ? cur.end : tile_end;
+    const int first = sk_owner(tile_begin), last = sk_owner(tile_end - 1);
+    w.tile = dp_tiles + t;
+    w.k = {int(cur.it - tile_begin), int(piece_end - tile_begin)};
+    w.slot = sk_owner(cur.it) - first;
+    w.slots = last - first + 1;
+    w.fixup = t;
+    cur.it = piece_end;
+    return true;
+  }
+};
+
 }  // namespace hopper::gemm

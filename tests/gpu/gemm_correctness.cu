@@ -448,6 +448,41 @@ TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
   check(make(128, 4096, 8192), dist::uniform, nullptr, true, 961);
 }
 
+// ---- stream-K: the last partial round's k-blocks shared by every cluster --------------------------
+
+TEST(GemmStreamK, TailSharedByAllClusters) {
+  HOPPER_REQUIRE_SM90();
+  struct cs {
+    int64_t m, n, k;
+    int bn, cm, cn;
+    major a, b;
+    out_type o;
+  };
+  // Cluster tiles just above one round (tails of several tiles per cluster share), tiles over
+  // M / N edges, every cluster shape of 128 x 256 and 128 x 128, MN-major layouts, fp32 output.
+  const cs cases[] = {{3000, 3000, 1000, 256, 2, 1, major::k, major::k, out_type::bf16},
+                      {1544, 1544, 1536, 128, 1, 1, major::k, major::k, out_type::bf16},
+                      {2056, 4104, 520, 256, 1, 2, major::mn, major::k, out_type::bf16},
+                      {4100, 2000, 776, 128, 2, 1, major::k, major::mn, out_type::f32},
+                      {3000, 3000, 1000, 256, 1, 1, major::mn, major::mn, out_type::bf16},
+                      {4096, 4096, 4096, 256, 2, 1, major::k, major::k, out_type::bf16}};
+  int salt = 1300;
+  for (const cs& t : cases) {
+    config c = forced(t.bn, t.cm, 1, t.cn);
+    c.stream_k = true;
+    const problem p = make(t.m, t.n, t.k, t.a, t.b, t.o);
+    SCOPED_TRACE(::testing::Message() << t.m << "x" << t.n << "x" << t.k << " bn " << t.bn << " cluster " << t.cm
+                                      << " x " << t.cn);
+    device_problem d;
+    ASSERT_TRUE(setup(d, p, salt % 2 ? dist::normal : dist::uniform, salt));
+    hopper::gemm::plan g(p, d.a, d.b, d.c, &c);
+    EXPECT_GT(g.stream_k_tiles(), 0) << "the case should have a stream-K tail";
+    check(p, salt % 2 ? dist::normal : dist::uniform, &c, true, salt);
+    ++salt;
+    if (HasFatalFailure()) return;
+  }
+}
+
 // ---- layouts and output type -------------------------------------------------------------------
 
 TEST(GemmLayouts, EveryMajorCombination) {
@@ -594,6 +629,9 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   bad = forced(256, 4);  // clusters are 1 or 2 CTAs along each of M and N
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(256, 1, 1, 3);
+  EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
+  bad = pingpong(2);
+  bad.stream_k = true;  // ping-pong runs whole tiles
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   CUDA_OK(cudaFree(buf));
 }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <tuple>
@@ -144,6 +146,80 @@ TEST(GemmTileScheduler, EveryTileOnceForAnyClusterCount) {
           ASSERT_TRUE(seen.insert({r, n}).second) << "tile (" << r << ", " << n << ") visited twice";
         }
       EXPECT_EQ(int(seen.size()), rows * cols) << rows << " x " << cols << ", " << clusters << " clusters";
+    }
+  }
+}
+
+// Walks every cluster's items of a schedule and checks that they cover every (tile, k-block) once,
+// that a shared tile's pieces carry slots 0..slots-1 of one slot count, in k order, and that the
+// stream-K shares are balanced to one k-block.
+void check_schedule(const work_schedule& w) {
+  const int total = w.order.total();
+  std::vector<std::vector<int>> owner(total, std::vector<int>(w.k_blocks, -1));
+  std::vector<std::vector<std::pair<int, int>>> pieces(total);  // (k begin, slot) per tile
+  std::vector<int> slots_of(total, 0);
+  int64_t sk_min = INT64_MAX, sk_max = 0;
+  for (int c = 0; c < w.clusters; ++c) {
+    int64_t sk = 0;
+    work_item it;
+    for (auto cur = w.start(c); w.next(cur, it);) {
+      ASSERT_GE(it.tile, 0);
+      ASSERT_LT(it.tile, total);
+      ASSERT_LT(it.k.begin, it.k.end) << "empty item";
+      ASSERT_GE(it.k.begin, 0);
+      ASSERT_LE(it.k.end, w.k_blocks);
+      ASSERT_GE(it.slot, 0);
+      ASSERT_LT(it.slot, it.slots);
+      if (slots_of[it.tile] == 0) slots_of[it.tile] = it.slots;
+      ASSERT_EQ(slots_of[it.tile], it.slots) << "tile " << it.tile << ": pieces disagree on the slot count";
+      if (it.tile >= w.dp_tiles) {
+        ASSERT_EQ(it.fixup, it.tile - w.dp_tiles);
+        sk += it.k.end - it.k.begin;
+      } else if (it.slots > 1) {
+        ASSERT_EQ(it.fixup, it.tile);
+      } else {
+        ASSERT_EQ(it.k.begin, 0);
+        ASSERT_EQ(it.k.end, w.k_blocks);
+      }
+      pieces[it.tile].push_back({it.k.begin, it.slot});
+      for (int kb = it.k.begin; kb < it.k.end; ++kb) {
+        ASSERT_EQ(owner[it.tile][kb], -1) << "tile " << it.tile << " k-block " << kb << " twice";
+        owner[it.tile][kb] = c;
+      }
+    }
+    if (w.dp_tiles < total) sk_min = std::min(sk_min, sk), sk_max = std::max(sk_max, sk);
+  }
+  for (int t = 0; t < total; ++t) {
+    for (int kb = 0; kb < w.k_blocks; ++kb) ASSERT_NE(owner[t][kb], -1) << "tile " << t << " k-block " << kb << " never";
+    std::sort(pieces[t].begin(), pieces[t].end());
+    ASSERT_EQ(int(pieces[t].size()), slots_of[t]) << "tile " << t;
+    for (int j = 0; j < int(pieces[t].size()); ++j) ASSERT_EQ(pieces[t][j].second, j) << "tile " << t << ": slots out of k order";
+  }
+  if (w.dp_tiles < total) EXPECT_LE(sk_max - sk_min, 1) << "stream-K shares differ by more than one k-block";
+}
+
+TEST(GemmWorkSchedule, WholeSplitAndStreamKCoverEverythingOnce) {
+  for (auto [rows, cols, kb] : std::vector<std::tuple<int, int, int>>{
+           {32, 32, 128}, {12, 12, 16}, {8, 16, 64}, {64, 28, 64}, {7, 5, 3}, {1, 64, 128}, {32, 16, 16}}) {
+    for (int clusters : {1, 7, 66, 132}) {
+      tile_scheduler order{rows, cols, 8};
+      const int total = order.total();
+      for (int splits : {1, 2, 3}) {
+        if (splits > kb) continue;
+        work_schedule w{order, kb, std::min(clusters, total * splits), splits, total};
+        SCOPED_TRACE(::testing::Message() << rows << " x " << cols << " tiles, " << kb << " k-blocks, " << w.clusters
+                                          << " clusters, " << splits << " splits");
+        check_schedule(w);
+        if (HasFatalFailure()) return;
+      }
+      const int tail = total % clusters;
+      if (total >= clusters && tail > 0 && int64_t(tail) * kb >= clusters) {
+        work_schedule w{order, kb, clusters, 1, total - tail};
+        SCOPED_TRACE(::testing::Message() << rows << " x " << cols << " tiles, " << kb << " k-blocks, " << clusters
+                                          << " clusters, stream-K tail of " << tail);
+        check_schedule(w);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }
