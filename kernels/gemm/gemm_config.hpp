@@ -148,6 +148,9 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
 // 4. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when its wave efficiency (units over
 //    rounds x resident clusters) beats 128 x 256's by more than 1 / 0.95: 3072^3 (0.85x of
 //    cuBLAS against 0.75x); every named shape keeps the cooperative kernel.
+// 5. A stream-K tail where the last round is partial and long (below).
+// The rule assumes num_sms / cluster size resident clusters; the plan measures the real number
+// (cudaOccupancyMaxActiveClusters) and drops the stream-K tail where it no longer fits.
 inline config choose_config(const problem& p, int num_sms) {
   using detail::ceil_div;
   config c;
@@ -178,6 +181,18 @@ inline config choose_config(const problem& p, int num_sms) {
       c.stages = 6;
       c.pingpong = true;
     }
+  }
+  // 5. Stream-K tail when the last, partial round is long enough to be worth sharing: it must save
+  //    >= 24 k-blocks of every cluster's time ((1 - tail / clusters) x k-blocks) and leave at most
+  //    3 pieces per tail tile (tail >= clusters / 3), since every piece costs an fp32 partial out
+  //    and back. Measured against whole tiles: 8192^3 +2.8% (34 of 66 clusters in the last
+  //    round, 128 k-blocks), 4096 x 14336 x 4096 +1.5%; and where the rule says no: 4096^3 -5%
+  //    (58 of 66: saves 8 k-blocks), 8192^2 x 1024 -12% (16 k-blocks), 16384^2 x 4096 -2% (a tail
+  //    of 4 tiles: 17 pieces each).
+  if (c.splits == 1 && !c.pingpong) {
+    const int64_t u = cluster_tiles(c.bn), tail = u % resident;
+    const double saved = (1.0 - double(tail) / double(resident)) * double(k_blocks);
+    if (u >= resident && tail > 0 && 3 * tail >= resident && saved >= 24.0) c.stream_k = true;
   }
   return c;
 }

@@ -129,6 +129,18 @@ TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
   }
 }
 
+TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
+  const int sms = 132;  // 66 clusters of 2
+  EXPECT_TRUE(choose_config(make(8192, 8192, 8192), sms).stream_k);     // 34 of 66 in the last round, 128 k-blocks
+  EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);    // 38 of 66, 64 k-blocks
+  EXPECT_FALSE(choose_config(make(4096, 4096, 4096), sms).stream_k);    // 58 of 66: saves 8 k-blocks
+  EXPECT_FALSE(choose_config(make(8192, 8192, 1024), sms).stream_k);    // 16 k-blocks
+  EXPECT_FALSE(choose_config(make(16384, 16384, 4096), sms).stream_k);  // a tail of 4 tiles
+  EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);    // one partial round only
+  EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);     // split-K instead
+  EXPECT_FALSE(choose_config(make(3072, 3072, 3072), sms).stream_k);    // ping-pong
+}
+
 TEST(GemmTileScheduler, EveryTileOnceForAnyClusterCount) {
   for (auto [rows, cols, group] : std::vector<std::tuple<int, int, int>>{
            {32, 32, 8}, {1, 64, 8}, {7, 5, 8}, {33, 3, 8}, {16, 17, 4}, {5, 9, 1}}) {
