@@ -29,7 +29,10 @@ def main():
         print("plot_gemm: no gemm results in", path)
         return
 
-    square = sorted((r for r in rows if r["M"] == r["N"] == r["K"] and "uniform" not in r["name"]),
+    # The rule's choice ("gemm/...") and, beside it, the same shapes without programmatic dependent
+    # launch ("gemm_no_pdl/..."); the sweeps' forced configurations are left to their JSON.
+    main_rows = [r for r in rows if r["name"].startswith("gemm/")]
+    square = sorted((r for r in main_rows if r["M"] == r["N"] == r["K"] and "uniform" not in r["name"]),
                     key=lambda r: r["M"])
     fig, ax = plt.subplots(figsize=(8, 5))
     xs = [int(r["M"]) for r in square]
@@ -47,11 +50,12 @@ def main():
     fig.savefig(os.path.join(out, "gemm_tflops.png"), dpi=120)
 
     fig, ax = plt.subplots(figsize=(10, 5))
-    names = [r["name"].split("/")[1] for r in rows]
-    ratios = [r["ratio"] for r in rows]
-    ax.bar(range(len(rows)), ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
+    bars = main_rows + [r for r in rows if r["name"].startswith("gemm_no_pdl/")]
+    names = [r["name"].split("/")[1] + (" (no PDL)" if r["name"].startswith("gemm_no_pdl/") else "") for r in bars]
+    ratios = [r["ratio"] for r in bars]
+    ax.bar(range(len(bars)), ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(rows)))
+    ax.set_xticks(range(len(bars)))
     ax.set_xticklabels(names, rotation=45, ha="right")
     ax.set_ylabel("ours / cuBLAS")
     ax.set_title("Ratio to cuBLAS, same process, same method")
