@@ -83,7 +83,7 @@ std::map<std::string, double> g_named_ratio;  // the seven named shapes
 
 // "bn256_c2x1_s1", "bn128_c2x2_s1_pp": tile width, cluster shape, splits, ping-pong.
 std::string config_name(const hopper::gemm::config& c) {
-  return "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
+  return (c.bm != 128 ? "bm" + std::to_string(c.bm) + "_" : std::string()) + "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
          std::to_string(c.splits) + (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "");
 }
 
@@ -250,9 +250,9 @@ void register_all() {
       for (const hopper::gemm::instance& in : hopper::gemm::instances)
         for (int splits : {1, 2, 4}) {
           hopper::gemm::config c;
-          c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
+          c.bm = in.bm, c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
           c.pingpong = in.pingpong, c.splits = splits;
-          const int64_t tiles_m = (s.M + 127) / 128, tiles_n = (s.N + c.bn - 1) / c.bn;
+          const int64_t tiles_m = (s.M + c.bm - 1) / c.bm, tiles_n = (s.N + c.bn - 1) / c.bn;
           const int64_t units = (tiles_m + c.cluster_m - 1) / c.cluster_m *
                                 ((tiles_n + c.cluster_n - 1) / c.cluster_n) * splits;
           if (splits > 1 && (c.pingpong || units * c.cluster_size() > 132)) continue;

@@ -92,16 +92,16 @@ template <class OutT, class F, size_t I = 0>
 auto visit_instance(const config& cf, bool a_mn, bool b_mn, F&& f) {
   constexpr size_t count = sizeof(instances) / sizeof(instances[0]);
   constexpr instance in = instances[I < count ? I : 0];
-  using tt = kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, false, in.pingpong>;
+  using tt = kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, false, in.pingpong>;
   if constexpr (I + 1 < count) {
     if (!matches(cf, in)) return visit_instance<OutT, F, I + 1>(cf, a_mn, b_mn, std::forward<F>(f));
   }  // else: the last entry, which matches (the plan accepts only instantiated configurations)
   if (!a_mn && !b_mn) return f(type_tag<tt>{});
   if (!a_mn && b_mn)
-    return f(type_tag<kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, true, in.pingpong>>{});
+    return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, true, in.pingpong>>{});
   if (a_mn && !b_mn)
-    return f(type_tag<kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, false, in.pingpong>>{});
-  return f(type_tag<kernel_traits<in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, true, in.pingpong>>{});
+    return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, false, in.pingpong>>{});
+  return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, true, in.pingpong>>{});
 }
 
 template <class F>
@@ -128,7 +128,7 @@ class plan {
     if (!instantiated(cfg_) || cfg_.group_m < 1) {
       std::string list;
       for (const instance& in : instances)
-        list += std::string(list.empty() ? "" : ", ") + "128 x " + std::to_string(in.bn) + " / " +
+        list += std::string(list.empty() ? "" : ", ") + std::to_string(in.bm) + " x " + std::to_string(in.bn) + " / " +
                 std::to_string(in.stages) + " stages / cluster " + std::to_string(in.cluster_m) + " x " +
                 std::to_string(in.cluster_n) + (in.pingpong ? " ping-pong" : "");
       detail::fail("config bm x bn x bk = " + std::to_string(cfg_.bm) + " x " + std::to_string(cfg_.bn) + " x " +

@@ -38,7 +38,7 @@ struct problem {
 
 // The kernel's compile-time shape, chosen per problem by choose_config().
 struct config {
-  int bm = 128;      // two consumer warpgroups of 64 rows each
+  int bm = 128;      // 128: two consumer warpgroups of 64 rows each; 64: of BN / 2 columns each
   int bn = 256;      // 256, 128 or 64: the n of wgmma.m64nNk16
   int bk = 64;       // one 128-byte swizzle row of bf16
   int stages = 4;    // ring depth
@@ -55,17 +55,17 @@ struct config {
 // The kernels the library compiles (kernels/gemm/gemm.cuh instantiates exactly these, in every
 // layout and output type): the tile and ring shape, the cluster shape, the consumer schedule.
 struct instance {
-  int bn, stages, cluster_m, cluster_n;
+  int bm, bn, stages, cluster_m, cluster_n;
   bool pingpong;
 };
 inline constexpr instance instances[] = {
-    {256, 4, 1, 1, false}, {256, 4, 2, 1, false}, {256, 4, 1, 2, false}, {256, 4, 2, 2, false},
-    {128, 6, 1, 1, false}, {128, 6, 2, 1, false}, {128, 6, 1, 2, false}, {128, 6, 2, 2, false},
-    {128, 6, 1, 1, true},  {128, 6, 2, 1, true},  {128, 6, 1, 2, true},  {128, 6, 2, 2, true},
-    {64, 8, 1, 1, false},  {64, 8, 1, 2, false},
+    {128, 256, 4, 1, 1, false}, {128, 256, 4, 2, 1, false}, {128, 256, 4, 1, 2, false}, {128, 256, 4, 2, 2, false},
+    {128, 128, 6, 1, 1, false}, {128, 128, 6, 2, 1, false}, {128, 128, 6, 1, 2, false}, {128, 128, 6, 2, 2, false},
+    {128, 128, 6, 1, 1, true},  {128, 128, 6, 2, 1, true},  {128, 128, 6, 1, 2, true},  {128, 128, 6, 2, 2, true},
+    {128, 64, 8, 1, 1, false},  {128, 64, 8, 1, 2, false},  {64, 128, 8, 1, 1, false},  {64, 128, 8, 2, 1, false},
 };
 inline bool matches(const config& c, const instance& i) {
-  return c.bm == 128 && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
+  return c.bm == i.bm && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
          c.cluster_n == i.cluster_n && c.pingpong == i.pingpong;
 }
 inline bool instantiated(const config& c) {

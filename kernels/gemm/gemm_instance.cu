@@ -17,7 +17,11 @@
 #define HOPPER_GEMM_INSTANCE_PINGPONG false
 #endif
 
-using instance_traits = hopper::gemm::kernel_traits<HOPPER_GEMM_INSTANCE_BN, HOPPER_GEMM_INSTANCE_STAGES,
+#ifndef HOPPER_GEMM_INSTANCE_BM
+#define HOPPER_GEMM_INSTANCE_BM 128
+#endif
+
+using instance_traits = hopper::gemm::kernel_traits<HOPPER_GEMM_INSTANCE_BM, HOPPER_GEMM_INSTANCE_BN, HOPPER_GEMM_INSTANCE_STAGES,
                                                     HOPPER_GEMM_INSTANCE_CLUSTER_M, HOPPER_GEMM_INSTANCE_CLUSTER_N,
                                                     __nv_bfloat16, false, false,
                                                     HOPPER_GEMM_INSTANCE_PINGPONG>;

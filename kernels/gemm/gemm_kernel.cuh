@@ -4,7 +4,8 @@
 //   warpgroup 0  producer: gives registers back (setmaxnreg.dec), one elected thread issues the
 //                TMA loads of every k-block of every tile into a ring of STAGES stages;
 //   warpgroup 1, 2  consumers: take registers (setmaxnreg.inc), each computes 64 x BN of the
-//                128 x BN tile with wgmma.m64nBNk16 straight from the swizzled stage, keeps one
+//                128 x BN tile (or 64 x BN/2 of a 64 x BN tile) with wgmma.m64nNk16 straight
+//                from the swizzled stage, keeps one
 //                wgmma group in flight, releases a stage as soon as the group that read it is done,
 //                and stores its rows through shared memory with TMA stores that overlap the next
 //                tile's main loop.
@@ -53,14 +54,15 @@ struct kernel_params {
   int* counters;      // [fixup cta tile][warpgroup], zero between launches
 };
 
-// PINGPONG = false, "cooperative": both consumer warpgroups work on one 128 x BN tile (64 rows
-// each) and read every stage. PINGPONG = true: each consumer warpgroup owns whole 128 x BN tiles
-// (the CTA's tiles alternate between them, two m64nBNk16 per k-step), each stage is read by one
-// warpgroup, and the epilogue of one runs while the other computes.
-template <int BN_, int STAGES_, int CLUSTER_M_, int CLUSTER_N_, class OutT_, bool A_MN_, bool B_MN_,
+// PINGPONG = false, "cooperative": both consumer warpgroups work on one BM x BN tile and read
+// every stage; with BM = 128 each takes 64 rows and all BN columns, with BM = 64 each takes the
+// 64 rows and BN / 2 of the columns. PINGPONG = true (BM = 128): each consumer warpgroup owns
+// whole 128 x BN tiles (the CTA's tiles alternate between them, two m64nBNk16 per k-step), each
+// stage is read by one warpgroup, and the epilogue of one runs while the other computes.
+template <int BM_, int BN_, int STAGES_, int CLUSTER_M_, int CLUSTER_N_, class OutT_, bool A_MN_, bool B_MN_,
           bool PINGPONG_ = false>
 struct kernel_traits {
-  static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_;
+  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_;
   static constexpr int CLUSTER_M = CLUSTER_M_, CLUSTER_N = CLUSTER_N_, CLUSTER = CLUSTER_M * CLUSTER_N;
   static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
   using OutT = OutT_;
@@ -68,7 +70,9 @@ struct kernel_traits {
   static constexpr int CONSUMERS = 2;         // consumer warpgroups
   static constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups reading a stage
   static constexpr int WG_M = 64;             // rows of one wgmma.m64
-  static constexpr int ACC = BN / 2;          // fp32 accumulators per thread per m64nBN
+  static constexpr bool SPLIT_N = BM == 64;   // the consumer warpgroups split the columns, not the rows
+  static constexpr int WG_N = SPLIT_N ? BN / 2 : BN;  // the n of a consumer warpgroup's wgmma
+  static constexpr int ACC = WG_N / 2;        // fp32 accumulators per thread per m64nWG_N
   static constexpr uint32_t A_BYTES = BM * BK * 2;
   static constexpr uint32_t B_BYTES = BN * BK * 2;
   static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
@@ -78,7 +82,7 @@ struct kernel_traits {
   // Epilogue: boxes of 64 rows x one 128-byte swizzle row of C, double buffered per warpgroup.
   static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
   static constexpr uint32_t EPI_BYTES = 64 * 128;
-  static constexpr int EPI_CHUNKS = BN / EPI_COLS;
+  static constexpr int EPI_CHUNKS = WG_N / EPI_COLS;
   // Shared-memory offsets from a 1024-byte aligned base (swizzle atoms need 1024-B alignment).
   static constexpr uint32_t OFF_A = 0;
   static constexpr uint32_t OFF_B = OFF_A + STAGES * A_BYTES;
@@ -88,7 +92,9 @@ struct kernel_traits {
   // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
-  static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the n of wgmma.m64nNk16: 64, 128 or 256");
+  static_assert(BM == 128 || BM == 64, "BM is 128 (a warpgroup per 64 rows) or 64 (a warpgroup per BN / 2 columns)");
+  static_assert(WG_N == 64 || WG_N == 128 || WG_N == 256, "a warpgroup's n of wgmma.m64nNk16: 64, 128 or 256");
+  static_assert(BM == 128 || !PINGPONG, "ping-pong tiles are 128 rows");
   static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2),
                 "clusters of 1 x 1, 2 x 1, 1 x 2 or 2 x 2 CTAs");
   static_assert(B_ROWS_PER_CTA <= 256, "a TMA box dimension is at most 256");
@@ -400,9 +406,11 @@ __global__ void __launch_bounds__(384, 1)
       auto read = s;  // the stage whose wgmma group is retired next
       for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
         pipe.wait(s);  // RAW guard: the stage's bytes landed
+        // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in the stage.
         const uint32_t a_base = smem_addr(sA + s.index() * T::A_BYTES) +
-                                (T::A_MN ? w * T::BOX_MN_BYTES : w * T::WG_M * 128);
-        const uint32_t b_base = smem_addr(sB + s.index() * T::B_BYTES);
+                                (T::SPLIT_N ? 0 : T::A_MN ? w * T::BOX_MN_BYTES : w * T::WG_M * 128);
+        const uint32_t b_base = smem_addr(sB + s.index() * T::B_BYTES) +
+                                (!T::SPLIT_N ? 0 : T::B_MN ? w * (T::WG_N / 64) * T::BOX_MN_BYTES : w * T::WG_N * 128);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
@@ -411,7 +419,7 @@ __global__ void __launch_bounds__(384, 1)
                                       : make_wgmma_desc_kmajor_sw128(a_base + kk * 32);
           const uint64_t db = T::B_MN ? make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
                                       : make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
-          wgmma_m64nNk16_f32_bf16_bf16<BN, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(
+          wgmma_m64nNk16_f32_bf16_bf16<T::WG_N, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(
               acc, da, db, kb > kr.begin || kk > 0);
         }
         wgmma_commit_group();
@@ -427,13 +435,14 @@ __global__ void __launch_bounds__(384, 1)
       wgmma_fence_operand(acc);
 
       // ---- epilogue: registers -> swizzled shared box -> TMA store (seed §19) ----
-      const int row0 = m0 + w * T::WG_M;
+      const int row0 = m0 + (T::SPLIT_N ? 0 : w * T::WG_M);
+      const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
       // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
       if (row0 < p.M && item.slots > 1 &&
           !detail::split_k_fixup<T::ACC>(acc, p, item.fixup * CLUSTER + int(rank), w, item.slot, item.slots,
                                          wg_thread, last_flag + w))
         continue;
-      if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, w, wg_thread, row0, n0, p.N);
+      if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, w, wg_thread, row0, col0, p.N);
     }
     // The last stores must have read shared memory before the CTA (and its memory) goes away.
     if (wg_thread == 0) cp_async_bulk_wait_group<0>();

@@ -186,6 +186,14 @@ config forced(int bn, int cluster_m, int splits = 1, int cluster_n = 1) {
   return c;
 }
 
+// 64 x 128 tiles: the two consumer warpgroups split the columns (64 each).
+config rows64(int cluster_m, int splits = 1) {
+  config c = forced(128, cluster_m, splits);
+  c.bm = 64;
+  c.stages = 8;
+  return c;
+}
+
 config pingpong(int cluster_m, int cluster_n = 1) {
   config c = forced(128, cluster_m, 1, cluster_n);
   c.pingpong = true;
@@ -553,6 +561,42 @@ TEST(GemmVsCublas, RowMajorBAndOddEdges) {
   HOPPER_REQUIRE_SM90();
   check(make(3000, 2056, 1032, major::k, major::mn), dist::normal, nullptr, true, 803);
   check(make(2056, 3000, 1032, major::mn, major::k, out_type::f32), dist::uniform, nullptr, true, 804);
+}
+
+// ---- 64-row tiles: the consumer warpgroups split the columns ------------------------------------
+
+TEST(GemmRows64, SingleTileEdgesLayoutsSplitsAndOutput) {
+  HOPPER_REQUIRE_SM90();
+  int salt = 1400;
+  for (int cm : {1, 2}) {
+    config c = rows64(cm);
+    SCOPED_TRACE(::testing::Message() << "cluster " << cm << " x 1");
+    check(make(64 * cm, 128, 64 * 9), dist::normal, &c, false, salt++);  // one tile per CTA, ring wraps
+    if (HasFatalFailure()) return;
+    const int64_t shapes[][3] = {{200, 264, 136}, {129, 257, 72}, {1000, 8, 8}, {8, 1000, 24}, {64, 72, 40}};
+    for (const auto& s : shapes) {
+      SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2]);
+      check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+      ++salt;
+      if (HasFatalFailure()) return;
+    }
+    for (major a : {major::k, major::mn})
+      for (major b : {major::k, major::mn}) {
+        SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b));
+        check(make(264, 328, 200, a, b), dist::uniform, &c, false, salt++);
+        if (HasFatalFailure()) return;
+      }
+    check(make(300, 520, 264, major::k, major::k, out_type::f32), dist::normal, &c, false, salt++);
+    if (HasFatalFailure()) return;
+    for (int splits : {2, 3}) {
+      config cs = rows64(cm, splits);
+      SCOPED_TRACE(::testing::Message() << splits << " splits");
+      check(make(200, 264, 64 * 11), dist::normal, &cs, false, salt++);
+      if (HasFatalFailure()) return;
+    }
+  }
+  config c = rows64(2);  // the streaming skinny case, against cuBLAS
+  check(make(128, 8192, 8192), dist::uniform, &c, true, salt);
 }
 
 // ---- programmatic dependent launch: back-to-back kernels overlap only where that is safe ----------

@@ -120,7 +120,7 @@ TEST(GemmConfig, RuleOnlyPicksInstantiatedKernels) {
 TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
   for (const instance& in : instances) {
     config c;
-    c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
+    c.bm = in.bm, c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
     c.pingpong = in.pingpong;
     EXPECT_TRUE(instantiated(c));
     EXPECT_LE(smem_bytes(c), max_smem_per_block) << "bn " << in.bn << ", " << in.stages << " stages";

@@ -76,6 +76,13 @@ TEST(GemmSass, Tile128x256Cluster2x2) {  // A and B both multicast: still no spi
   EXPECT_GE(count_of(s.text, "UTMALDG.2D.MULTICAST"), 2u) << "one multicast load per operand";
 }
 
+TEST(GemmSass, Tile64x128Cluster2) {  // 64-row tiles: each warpgroup a 64 x 64 half, B multicast
+  const sass s = compile("-DHOPPER_GEMM_INSTANCE_BM=64 -DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=8",
+                         "64x128_c2");
+  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
+  check_main_loop(s, "HGMMA.64x64x16.F32.BF16");
+}
+
 TEST(GemmSass, Tile128x128NoCluster) {
   const sass s = compile("-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_CLUSTER_M=1",
                          "128_c1");
