@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "hopper/swizzle.hpp"
+
 #if defined(__CUDACC__)
 #define HOPPER_TMAP_HD __host__ __device__
 #else
@@ -34,8 +36,6 @@ namespace hopper {
 // forbids here is the NaN fill (integers, fp8) and inner rows not a multiple of 16 bytes.
 enum class element : std::uint8_t { u8, s8, e4m3, e5m2, f16, bf16, f32, s32 };
 
-// Shared-memory swizzle: 16-byte chunks permuted inside a span of 32, 64 or 128 bytes.
-enum class swizzle : std::uint8_t { none, b32, b64, b128 };
 // Interleaved layouts (NC/8HWC8 with 16-byte, NC/16HWC16 with 32-byte channel groups).
 enum class interleave : std::uint8_t { none, b16, b32 };
 // Granularity at which L2 fills a request from DRAM.
@@ -78,25 +78,6 @@ inline CUtensorMapDataType to_cu(element e) {
     case element::s32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
     default: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   }
-}
-
-// Bytes of one swizzle span (0 for none).
-inline constexpr std::uint32_t swizzle_bytes(swizzle s) {
-  return s == swizzle::none ? 0u : 16u << static_cast<unsigned>(s);
-}
-
-// Shared-memory alignment a TMA box needs: 128 B always, and the whole swizzle pattern
-// (8 rows of 128 B = 1024 B for b128) so that the pattern is the same relative to the buffer.
-inline constexpr std::uint32_t swizzle_alignment(swizzle s) {
-  return s == swizzle::none ? 128u : 128u * (swizzle_bytes(s) / 16u);
-}
-
-// Byte offset inside a box after the copy engine's swizzle: bits [4, 4+B) XOR bits [7, 7+B),
-// B = log2(span / 16). Its own inverse. Offsets are relative to a swizzle_alignment() base.
-HOPPER_TMAP_HD inline constexpr std::uint32_t swizzle_offset(swizzle s, std::uint32_t offset) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(s);  // 0, 1, 2, 3
-  const std::uint32_t mask = ((1u << bits) - 1u) << 4;
-  return offset ^ ((offset >> 3) & mask);
 }
 
 class tensor_map_builder;

@@ -16,9 +16,11 @@
 //   w.fence_mbarrier_init(); w.cp_async_bulk_shared_global(dst, off, src, off, bytes, bar) (the
 //   copy engine lands the bytes later, then complete_tx on bar); ..._multicast({{dst, bar}, ...});
 //   w.cp_async_bulk_global_shared(dst, off, src, off, bytes) with commit_group / wait_group(n) /
-//   wait_group_read(n) (seed §19).
+//   wait_group_read(n) (seed §19); w.cp_async_bulk_tensor_shared_global(dst, off, tensor, coords,
+//   bar): one box of a tensor_view (ranks 1-5, zeros outside the tensor, the map's swizzle).
 // Trace: run_options::trace keeps every event (task, CTA, scheduler step); write_chrome_trace.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -29,8 +31,27 @@
 #include "hopper/model/memory.hpp"
 #include "hopper/model/named_barrier.hpp"
 #include "hopper/model/scheduler.hpp"
+#include "hopper/swizzle.hpp"
 
 namespace hopper::model {
+
+// A tensor in a global buffer as a tensor map describes it (hopper/tensor_map.hpp): element size,
+// dims in elements (dims[0] contiguous), byte strides of dims 1.., the box in elements, and the
+// shared-memory swizzle of the box.
+struct tensor_view {
+  buffer* mem = nullptr;
+  uint32_t elem_bytes = 1;
+  std::vector<uint64_t> dims;
+  std::vector<uint64_t> strides;
+  std::vector<uint32_t> box;
+  hopper::swizzle sw = hopper::swizzle::none;
+
+  size_t box_bytes() const {
+    size_t n = elem_bytes;
+    for (uint32_t b : box) n *= b;
+    return n;
+  }
+};
 
 class world : public scheduler {
  public:
@@ -104,6 +125,22 @@ class world : public scheduler {
   void cp_async_bulk_shared_global_multicast(const std::vector<target>& targets, size_t dst_off, buffer& src,
                                              size_t src_off, size_t bytes) {
     issue_g2s(targets, dst_off, src, src_off, bytes, "cp.async.bulk.shared::cluster.global.multicast::cluster");
+  }
+
+  // cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+  //   [dst], [tensorMap, {c0, ...}], [bar] (seed §10): one box at `coords` (elements, may lie
+  //   partly or wholly outside the tensor: those elements land as zeros) into dst + dst_off, box
+  //   rows in order, with the view's swizzle; the barrier counts the whole box's bytes.
+  void cp_async_bulk_tensor_shared_global(buffer& dst, size_t dst_off, const tensor_view& src,
+                                          const std::vector<int64_t>& coords, barrier& bar) {
+    issue_tensor_g2s({{&dst, &bar}}, dst_off, src, coords,
+                     "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes");
+  }
+  // ... .multicast::cluster: the same box into every (buffer, barrier) of `targets`.
+  void cp_async_bulk_tensor_shared_global_multicast(const std::vector<target>& targets, size_t dst_off,
+                                                    const tensor_view& src, const std::vector<int64_t>& coords) {
+    issue_tensor_g2s(targets, dst_off, src, coords,
+                     "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster");
   }
 
   // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size (seed §19): reads the source
@@ -235,6 +272,109 @@ class world : public scheduler {
           bar->state().fail("cp.async.bulk (copy engine)", op->what + " lands in CTA " + std::to_string(dst->cta()) +
                                                              ", which has exited");
         dst->async_write_land(op, dst_off, data.data(), bytes, bar->id(), bar->name(), bar->state().phase());
+        bar->complete_tx_from_async(uint32_t(bytes), t, c, op->what);
+      });
+    }
+  }
+
+  // The box's rows: for every box row (all coordinates but the innermost) whose coordinates lie
+  // inside the tensor, the in-bounds part of it: f(byte offset in the tensor's buffer, byte offset
+  // in the unswizzled box, bytes).
+  template <class F>
+  static void for_each_box_row(const tensor_view& v, const std::vector<int64_t>& coords, F&& f) {
+    const size_t rank = v.dims.size();
+    const size_t row_bytes = size_t(v.box[0]) * v.elem_bytes;
+    size_t rows = 1;
+    for (size_t d = 1; d < rank; ++d) rows *= v.box[d];
+    const int64_t lo = std::max<int64_t>(coords[0], 0);
+    const int64_t hi = std::min<int64_t>(coords[0] + int64_t(v.box[0]), int64_t(v.dims[0]));
+    for (size_t r = 0; r < rows; ++r) {
+      size_t rest = r, src = 0;
+      bool inside = hi > lo;
+      for (size_t d = 1; d < rank; ++d) {
+        const int64_t c = coords[d] + int64_t(rest % v.box[d]);
+        rest /= v.box[d];
+        if (c < 0 || c >= int64_t(v.dims[d])) inside = false;
+        else src += size_t(c) * v.strides[d - 1];
+      }
+      if (!inside) continue;
+      f(src + size_t(lo) * v.elem_bytes, r * row_bytes + size_t(lo - coords[0]) * v.elem_bytes,
+        size_t(hi - lo) * v.elem_bytes);
+    }
+  }
+
+  void issue_tensor_g2s(const std::vector<target>& targets, size_t dst_off, const tensor_view& v,
+                        const std::vector<int64_t>& coords, const char* name) {
+    const int t = current();
+    yield();
+    const std::string op_name = name;
+    const size_t rank = v.dims.size();
+    if (!v.mem) misuse(op_name + " from a tensor_view without a buffer");
+    if (v.mem->where() != space::global) misuse(op_name + " from '" + v.mem->name() + "', not a global buffer");
+    if (rank < 1 || rank > 5) misuse(op_name + ": rank " + std::to_string(rank) + " (1 to 5)");
+    if (v.strides.size() != rank - 1 || v.box.size() != rank || coords.size() != rank)
+      misuse(op_name + ": " + std::to_string(v.strides.size()) + " strides, " + std::to_string(v.box.size()) +
+             " box dims and " + std::to_string(coords.size()) + " coordinates for a rank-" + std::to_string(rank) +
+             " tensor (needs rank - 1, rank, rank)");
+    for (size_t d = 0; d < rank; ++d)
+      if (v.box[d] < 1 || v.box[d] > 256)
+        misuse(op_name + ": box dimension " + std::to_string(d) + " is " + std::to_string(v.box[d]) + " (1 to 256)");
+    for (size_t d = 0; d + 1 < rank; ++d)
+      if (v.strides[d] % 16 != 0)
+        misuse(op_name + ": stride of dimension " + std::to_string(d + 1) + " is " + std::to_string(v.strides[d]) +
+               " bytes, not a multiple of 16");
+    const size_t row_bytes = size_t(v.box[0]) * v.elem_bytes;
+    if (row_bytes % 16 != 0)
+      misuse(op_name + ": a box row is " + std::to_string(row_bytes) + " bytes, not a multiple of 16");
+    if (v.sw != hopper::swizzle::none && row_bytes != hopper::swizzle_bytes(v.sw))
+      misuse(op_name + ": a swizzled box row must span the swizzle (" + std::to_string(hopper::swizzle_bytes(v.sw)) +
+             " bytes), not " + std::to_string(row_bytes));
+    if (dst_off % hopper::swizzle_alignment(v.sw) != 0)
+      misuse(op_name + ": destination offset " + std::to_string(dst_off) + " is not " +
+             std::to_string(hopper::swizzle_alignment(v.sw)) + "-byte aligned");
+    const size_t bytes = v.box_bytes();
+    if (bytes > uint32_t(mbarrier_state::max_tx))
+      misuse(op_name + ": a box of " + std::to_string(bytes) + " bytes exceeds the tx-count range");
+    if (targets.empty()) misuse(op_name + " with no destination");
+    tick();
+    const hb_clock c = clock(t);
+    for (auto& tg : targets) {
+      if (!tg.dst || !tg.bar) misuse(op_name + " with a null destination or barrier");
+      checked(*tg.bar);
+      if (tg.dst->where() != space::shared)
+        misuse(op_name + " into '" + tg.dst->name() + "', not a shared buffer");
+      if (tg.dst->cta() != tg.bar->cta())
+        misuse(op_name + " into '" + tg.dst->name() + "' of CTA " + std::to_string(tg.dst->cta()) +
+               " signalling barrier '" + tg.bar->name() + "' of CTA " + std::to_string(tg.bar->cta()));
+      if (cta_exited(tg.dst->cta()))
+        tg.bar->state().fail(name, "copy into CTA " + std::to_string(tg.dst->cta()) + ", which has exited");
+    }
+    std::string at;
+    for (size_t d = 0; d < rank; ++d) at += (d ? ", " : "") + std::to_string(coords[d]);
+    auto op = std::make_shared<bulk_op>();
+    op->issuer = t;
+    op->what = "tensor copy '" + v.mem->name() + "' box {" + at + "} -> '" + targets[0].dst->name() + "'+" +
+               std::to_string(dst_off) + " issued by " + where(t);
+    for_each_box_row(v, coords, [&](size_t src, size_t, size_t n) { v.mem->async_read(op, c, src, n, false); });
+    for (auto& tg : targets) tg.dst->async_write_begin(op, c, dst_off, bytes);
+    record(name, targets[0].dst->name(), std::to_string(bytes) + " bytes on " + targets[0].bar->name());
+    for (auto& tg : targets) {
+      buffer* dst = tg.dst;
+      barrier* bar = tg.bar;
+      post_async("landing of " + op->what, [this, op, c, t, dst, bar, v, coords, dst_off, bytes] {
+        // The box as the copy engine writes it: zeros outside the tensor, 16-byte chunks swizzled.
+        std::vector<uint8_t> box(bytes, 0), image(bytes);
+        std::vector<uint8_t> part;
+        for_each_box_row(v, coords, [&](size_t src, size_t at_box, size_t n) {
+          v.mem->snapshot(src, n, part);
+          std::copy(part.begin(), part.end(), box.begin() + long(at_box));
+        });
+        for (size_t o = 0; o < bytes; o += 16)
+          std::copy_n(box.begin() + long(o), 16, image.begin() + long(hopper::swizzle_offset(v.sw, uint32_t(o))));
+        if (cta_exited(dst->cta()))
+          bar->state().fail("cp.async.bulk.tensor (copy engine)", op->what + " lands in CTA " +
+                                                                    std::to_string(dst->cta()) + ", which has exited");
+        dst->async_write_land(op, dst_off, image.data(), bytes, bar->id(), bar->name(), bar->state().phase());
         bar->complete_tx_from_async(uint32_t(bytes), t, c, op->what);
       });
     }
