@@ -239,8 +239,9 @@ void register_all() {
         })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
       }
   // HOPPER_GEMM_SWEEP=1: also every instantiated configuration (gemm_config.hpp's instances, with
-  // 1, 2 and 4 splits where the splits still fit in one wave) on the named shapes and on shapes that
-  // quantize badly, each against cuBLAS in the same run: the data behind the tile rule.
+  // 1, 2 and 4 splits where the splits still fit in one wave, and the rule's stream-K tail where
+  // it takes one) on the named shapes and on shapes that quantize badly, each against cuBLAS in
+  // the same run: the data behind the tile rule.
   if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1') {
     const shape sweep[] = {{8192, 8192, 8192, false},  {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
                            {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
@@ -257,6 +258,11 @@ void register_all() {
                                 ((tiles_n + c.cluster_n - 1) / c.cluster_n) * splits;
           if (splits > 1 && (c.pingpong || units * c.cluster_size() > 132)) continue;
           if (c.cluster_m > tiles_m || c.cluster_n > tiles_n) continue;  // a cluster of idle CTAs
+          // The rule's stream-K tail wherever the rule takes one for this tile shape.
+          hopper::gemm::problem p;
+          p.M = s.M, p.N = s.N, p.K = s.K;
+          const hopper::gemm::config rule = hopper::gemm::choose_config(p, 132);
+          c.stream_k = rule.stream_k && splits == 1 && !c.pingpong && c.bm == rule.bm && c.bn == rule.bn;
           const std::string name = "gemm_cfg/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
                                    std::to_string(s.K) + "/" + config_name(c);
           benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
