@@ -1,5 +1,6 @@
 // Host side of the GEMM: validate the problem, choose the tile configuration (gemm_config.hpp),
-// encode the three tensor maps once, and launch the persistent kernel on a cluster grid.
+// encode the three tensor maps once, size the persistent grid and the work schedule (split-K,
+// stream-K tail, their workspace), and launch on a cluster grid with programmatic dependent launch.
 //
 //   hopper::gemm::plan g(problem, A, B, C);   // throws std::invalid_argument on bad input
 //   g.run(stream);                            // any number of times

@@ -5,10 +5,13 @@
 //                TMA loads of every k-block of every tile into a ring of STAGES stages;
 //   warpgroup 1, 2  consumers: take registers (setmaxnreg.inc), each computes 64 x BN of the
 //                128 x BN tile (or 64 x BN/2 of a 64 x BN tile) with wgmma.m64nNk16 straight
-//                from the swizzled stage, keeps one
-//                wgmma group in flight, releases a stage as soon as the group that read it is done,
-//                and stores its rows through shared memory with TMA stores that overlap the next
-//                tile's main loop.
+//                from the swizzled stage, keeps one wgmma group in flight, releases a stage as
+//                soon as the group that read it is done, and stores its part through shared
+//                memory with TMA stores that overlap the next item's main loop.
+// Both walk the same items of the work schedule (tile_scheduler.hpp): whole tiles, split-K
+// ranges and a share of the stream-K tail; a shared tile is summed by its last piece.
+// The kernel waits (griddepcontrol.wait) for the previous grid in the stream before its first
+// global access, so it may be launched to overlap that grid's tail (programmatic launch).
 // With kernel_traits::PINGPONG the consumers instead own whole 128 x 128 tiles in turn (named
 // barriers 3 and 4 hand over the tensor cores; one warpgroup's epilogue runs under the other's
 // main loop). The ring is hopper::pipeline (seed §10, §14-§16, docs/pipeline.md): full[s] counts
