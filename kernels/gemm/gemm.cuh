@@ -117,7 +117,7 @@ auto visit_instance(const config& cf, const problem& p, F&& f) {
 class plan {
  public:
   // Validates (std::invalid_argument naming the bad value), chooses the configuration for this
-  // device (or takes `forced`, checked against the instantiated ones) and encodes the tensor maps.
+  // device (or takes `forced`, checked by validate(config, problem)) and encodes the tensor maps.
   plan(const problem& p, const void* A, const void* B, void* C, const config* forced = nullptr)
       : p_(p) {
     validate(p, A, B, C);
@@ -126,26 +126,8 @@ class plan {
     detail::cuda_check(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, dev),
                        "cudaDeviceGetAttribute(MultiProcessorCount)");
     cfg_ = forced ? *forced : choose_config(p, sms_);
-    if (!instantiated(cfg_) || cfg_.group_m < 1) {
-      std::string list;
-      for (const instance& in : instances)
-        list += std::string(list.empty() ? "" : ", ") + std::to_string(in.bm) + " x " + std::to_string(in.bn) + " / " +
-                std::to_string(in.stages) + " stages / cluster " + std::to_string(in.cluster_m) + " x " +
-                std::to_string(in.cluster_n) + (in.pingpong ? " ping-pong" : "");
-      detail::fail("config bm x bn x bk = " + std::to_string(cfg_.bm) + " x " + std::to_string(cfg_.bn) + " x " +
-                   std::to_string(cfg_.bk) + ", stages " + std::to_string(cfg_.stages) + ", cluster " +
-                   std::to_string(cfg_.cluster_m) + " x " + std::to_string(cfg_.cluster_n) +
-                   (cfg_.pingpong ? ", ping-pong" : "") + ", group_m " + std::to_string(cfg_.group_m) +
-                   " is not instantiated (bk 64, group_m >= 1, and one of: " + list + ")");
-    }
-    if (cfg_.pingpong && (cfg_.bn != 128 || cfg_.splits != 1 || cfg_.stream_k))
-      detail::fail("config pingpong with bn = " + std::to_string(cfg_.bn) + ", splits = " + std::to_string(cfg_.splits) +
-                   (cfg_.stream_k ? ", stream_k" : "") +
-                   " is not instantiated (ping-pong runs whole 128 x 128 tiles: no split-K, no stream-K)");
+    validate(cfg_, p);
     const int64_t k_blocks = detail::ceil_div(p.K, cfg_.bk);
-    if (cfg_.splits < 1 || cfg_.splits > 4 || cfg_.splits > k_blocks)
-      detail::fail("config splits = " + std::to_string(cfg_.splits) + " must be 1..4 and at most the " +
-                   std::to_string(k_blocks) + " k-blocks of K = " + std::to_string(p.K));
     const auto u = [](int64_t v) { return uint64_t(v); };
     const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
     // A: K-major boxes are 64 (K) x 128 / cluster_n (M): each CTA of a cluster row loads its

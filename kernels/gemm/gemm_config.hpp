@@ -132,6 +132,34 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
   if (misaligned(C)) fail("C is not 16-byte aligned");
 }
 
+// Rejects a configuration no kernel computes for this problem, naming what is wrong: one that is
+// not in the instances table, ping-pong with split-K or a stream-K tail (it runs whole tiles),
+// splits outside 1..4 or beyond the k-blocks, split-K together with a stream-K tail (each cuts
+// the k-blocks its own way). A stream-K tail the grid turns out not to need is simply not used.
+inline void validate(const config& c, const problem& p) {
+  using detail::fail;
+  const auto s = [](int64_t v) { return std::to_string(v); };
+  if (!instantiated(c) || c.group_m < 1) {
+    std::string list;
+    for (const instance& in : instances)
+      list += std::string(list.empty() ? "" : ", ") + s(in.bm) + " x " + s(in.bn) + " / " + s(in.stages) +
+              " stages / cluster " + s(in.cluster_m) + " x " + s(in.cluster_n) + (in.pingpong ? " ping-pong" : "");
+    fail("config bm x bn x bk = " + s(c.bm) + " x " + s(c.bn) + " x " + s(c.bk) + ", stages " + s(c.stages) +
+         ", cluster " + s(c.cluster_m) + " x " + s(c.cluster_n) + (c.pingpong ? ", ping-pong" : "") + ", group_m " +
+         s(c.group_m) + " is not instantiated (bk 64, group_m >= 1, and one of: " + list + ")");
+  }
+  if (c.pingpong && (c.splits != 1 || c.stream_k))
+    fail("config pingpong with splits = " + s(c.splits) + (c.stream_k ? ", stream_k" : "") +
+         " is not instantiated (ping-pong runs whole 128 x 128 tiles: no split-K, no stream-K)");
+  const int64_t k_blocks = detail::ceil_div(p.K, c.bk);
+  if (c.splits < 1 || c.splits > 4 || c.splits > k_blocks)
+    fail("config splits = " + s(c.splits) + " must be 1..4 and at most the " + s(k_blocks) + " k-blocks of K = " +
+         s(p.K));
+  if (c.stream_k && c.splits != 1)
+    fail("config stream_k with splits = " + s(c.splits) +
+         ": the stream-K tail and split-K each cut the k-blocks their own way; choose one");
+}
+
 // The tile rule (calibrated on the H200 by the HOPPER_GEMM_SWEEP configurations of bench_gemm):
 // 1. 128 x 256 x 64 tiles, 4 stages (48 KiB each), when they fill at least half of the SMs in the
 //    first wave: the best ratio of tensor work to shared-memory traffic (m64n256k16). Otherwise

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -139,6 +140,50 @@ TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
   EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);    // one partial round only
   EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);     // split-K instead
   EXPECT_FALSE(choose_config(make(3072, 3072, 3072), sms).stream_k);    // ping-pong
+}
+
+TEST(GemmConfig, ForcedConfigurationsAreCheckedByName) {
+  const auto why = [](const config& c, const problem& p) {
+    try {
+      validate(c, p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const problem p = make(1024, 1024, 1024);
+  EXPECT_EQ(why(choose_config(p, 132), p), "");
+  config c;
+  c.bn = 96;
+  EXPECT_NE(why(c, p).find("bm x bn x bk = 128 x 96 x 64"), std::string::npos) << why(c, p);
+  EXPECT_NE(why(c, p).find("one of: 128 x 256 / 4 stages / cluster 1 x 1"), std::string::npos) << why(c, p);
+  c = config{};
+  c.cluster_m = 4;
+  EXPECT_NE(why(c, p).find("cluster 4 x 1"), std::string::npos) << why(c, p);
+  c = config{};
+  c.bn = 128, c.stages = 6, c.pingpong = true, c.stream_k = true;
+  EXPECT_NE(why(c, p).find("ping-pong runs whole 128 x 128 tiles"), std::string::npos) << why(c, p);
+  c = config{};
+  c.splits = 5;
+  EXPECT_NE(why(c, p).find("splits = 5 must be 1..4"), std::string::npos) << why(c, p);
+  c.splits = 3;
+  EXPECT_NE(why(c, make(64, 64, 128)).find("at most the 2 k-blocks of K = 128"), std::string::npos);
+  c.splits = 2, c.stream_k = true;
+  EXPECT_NE(why(c, p).find("stream_k with splits = 2"), std::string::npos) << why(c, p);
+  c = config{};
+  c.bm = 64, c.bn = 128, c.stages = 8, c.cluster_m = 2;
+  EXPECT_EQ(why(c, p), "");
+  c.pingpong = true;  // 64-row tiles have no ping-pong kernel
+  EXPECT_NE(why(c, p).find("is not instantiated"), std::string::npos) << why(c, p);
+  for (const instance& in : instances) {  // every table entry is accepted and matches only itself
+    config k;
+    k.bm = in.bm, k.bn = in.bn, k.stages = in.stages, k.cluster_m = in.cluster_m, k.cluster_n = in.cluster_n;
+    k.pingpong = in.pingpong;
+    EXPECT_EQ(why(k, p), "") << in.bm << " x " << in.bn;
+    int matching = 0;
+    for (const instance& other : instances) matching += matches(k, other) ? 1 : 0;
+    EXPECT_EQ(matching, 1) << in.bm << " x " << in.bn << " cluster " << in.cluster_m << " x " << in.cluster_n;
+  }
 }
 
 TEST(GemmTileScheduler, EveryTileOnceForAnyClusterCount) {
