@@ -81,7 +81,7 @@ cublasHandle_t cublas() {
 
 std::map<std::string, double> g_named_ratio;  // the seven named shapes
 
-// "bn256_c2x1_s1", "bn128_c2x2_s1_pp": tile width, cluster shape, splits, ping-pong.
+// "bn256_c2x1_s1", "bn128_c1x2_s1_pp": tile width, cluster shape, splits, ping-pong.
 std::string config_name(const hopper::gemm::config& c) {
   return (c.bm != 128 ? "bm" + std::to_string(c.bm) + "_" : std::string()) + "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
          std::to_string(c.splits) + (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "");

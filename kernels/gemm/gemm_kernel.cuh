@@ -98,8 +98,9 @@ struct kernel_traits {
   static_assert(BM == 128 || BM == 64, "BM is 128 (a warpgroup per 64 rows) or 64 (a warpgroup per BN / 2 columns)");
   static_assert(WG_N == 64 || WG_N == 128 || WG_N == 256, "a warpgroup's n of wgmma.m64nNk16: 64, 128 or 256");
   static_assert(BM == 128 || !PINGPONG, "ping-pong tiles are 128 rows");
-  static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2),
-                "clusters of 1 x 1, 2 x 1, 1 x 2 or 2 x 2 CTAs");
+  static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
+                "clusters of 1 x 1, 2 x 1 or 1 x 2 CTAs: every CTA writes into every CTA of its cluster, "
+                "which orders the releases to all of them (gemm_config.hpp's instances say more)");
   static_assert(B_ROWS_PER_CTA <= 256, "a TMA box dimension is at most 256");
   static_assert(!A_MN || (BM / 64) % CLUSTER_N == 0, "MN-major A boxes split evenly over a cluster row");
   static_assert(!B_MN || (BN / 64) % CLUSTER_M == 0, "MN-major B boxes split evenly over a cluster column");
@@ -262,7 +263,8 @@ __global__ void __launch_bounds__(384, 1)
   const uint32_t rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
   // Position in the cluster: CTA (rm, rn) computes tile row crow * CLUSTER_M + rm and column
   // ccol * CLUSTER_N + rn of its cluster tile (crow, ccol).
-  const int rm = int(rank) % T::CLUSTER_M, rn = int(rank) / T::CLUSTER_M;
+  constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
+  const int rm = cs.row(int(rank)), rn = cs.col(int(rank));
   const int cluster_id = blockIdx.x / CLUSTER;
   const int clusters = gridDim.x / CLUSTER;
   const int k_blocks = (p.K + BK - 1) / BK;
@@ -309,9 +311,7 @@ __global__ void __launch_bounds__(384, 1)
           pipe.acquire(s, T::STAGE_BYTES);
           uint64_t* bar = &pipe.full(s);
           // The CTAs sharing our A tile (our cluster row) and our B tile (our cluster column).
-          constexpr uint32_t row_bits = ((1u << CLUSTER) - 1u) / ((1u << T::CLUSTER_M) - 1u);
-          const uint16_t a_peers = uint16_t(row_bits << rm);
-          const uint16_t b_peers = uint16_t(((1u << T::CLUSTER_M) - 1u) << (T::CLUSTER_M * rn));
+          const uint16_t a_peers = cs.a_peers(int(rank)), b_peers = cs.b_peers(int(rank));
           const int k0 = kb * BK;
           detail::load_share<T::A_MN, BM, T::CLUSTER_N>(sA + s.index() * T::A_BYTES, tma_a, bar, a_peers, rn,
                                                         k0, m0);

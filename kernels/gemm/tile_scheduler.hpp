@@ -35,6 +35,24 @@ struct tile_scheduler {
   }
 };
 
+// A cluster of m x n CTAs on adjacent tiles, as the kernel launches it (1-D, rank = m * col + row):
+// CTA `rank` computes tile row `row(rank)` and column `col(rank)` of its cluster tile, shares the
+// A tile with the CTAs of its cluster row (same row: `a_peers`, a multicast mask) and the B tile
+// with those of its cluster column (`b_peers`); it loads share `col(rank)` of 1 / n of the A tile
+// and share `row(rank)` of 1 / m of the B tile.
+struct cluster_shape {
+  int m, n;
+  HOPPER_GEMM_HD int size() const { return m * n; }
+  HOPPER_GEMM_HD int row(int rank) const { return rank % m; }
+  HOPPER_GEMM_HD int col(int rank) const { return rank / m; }
+  HOPPER_GEMM_HD uint16_t a_peers(int rank) const {
+    uint32_t bits = 0;
+    for (int c = 0; c < n; ++c) bits |= 1u << (c * m + row(rank));
+    return uint16_t(bits);
+  }
+  HOPPER_GEMM_HD uint16_t b_peers(int rank) const { return uint16_t(((1u << m) - 1u) << (m * col(rank))); }
+};
+
 // Split-K: the k-blocks [begin, end) of split s of `splits` over `k_blocks`, balanced and never
 // empty when splits <= k_blocks; the splits of a tile cover [0, k_blocks) exactly once.
 struct k_range {

@@ -201,7 +201,7 @@ config pingpong(int cluster_m, int cluster_n = 1) {
 }
 
 // Every cluster shape the kernels are instantiated for: {cluster_m, cluster_n}.
-constexpr int cluster_shapes[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}};
+constexpr int cluster_shapes[][2] = {{1, 1}, {2, 1}, {1, 2}};
 
 // Odd extents with leading dimensions padded to the next multiple of 8 elements (16-byte row
 // pitch, what TMA needs), so the edge handling is tested rather than the validator.
@@ -281,16 +281,6 @@ TEST(GemmSingleTile, ClusterRowAMulticast) {  // two CTAs side by side along N s
     config c = forced(bn, 1, 1, 2);
     SCOPED_TRACE(bn);
     check(make(128, 2 * bn, 64 * 9), dist::normal, &c, false, 6 + bn);
-    if (HasFatalFailure()) return;
-  }
-}
-
-TEST(GemmSingleTile, Cluster2x2BothMulticast) {  // four CTAs: A along N, B along M
-  HOPPER_REQUIRE_SM90();
-  for (int bn : {128, 256}) {
-    config c = forced(bn, 2, 1, 2);
-    SCOPED_TRACE(bn);
-    check(make(256, 2 * bn, 64 * 11), dist::uniform, &c, false, 7 + bn);
     if (HasFatalFailure()) return;
   }
 }
@@ -411,7 +401,7 @@ TEST(GemmPingPong, Float32OutputAndLargeVsCublas) {
   if (HasFatalFailure()) return;
   check(make(2048, 6144, 4096), dist::normal, &c, true, 1062);
   if (HasFatalFailure()) return;
-  c = pingpong(2, 2);
+  c = pingpong(1, 2);
   check(make(8192, 8192, 1024), dist::normal, &c, true, 1063);
 }
 
@@ -444,7 +434,7 @@ TEST(GemmSplitK, MoreUnitsThanClustersAndLayouts) {  // persistent loop over spl
   check(make(264, 320, 200, major::k, major::mn, out_type::f32), dist::normal, &c, false, 952);
   c = forced(128, 1, 2, 2);  // A multicast along N, 64 tiles x 2 splits: the skinny case
   check(make(128, 8192, 2048), dist::uniform, &c, true, 953);
-  c = forced(256, 2, 3, 2);
+  c = forced(256, 1, 3, 2);
   check(make(1000, 1040, 1536, major::mn, major::k), dist::normal, &c, false, 954);
   c = forced(64, 1, 2, 2);  // 128 x 64 tiles, A multicast, 2 splits, B MN-major
   check(make(256, 1000, 1536, major::k, major::mn), dist::uniform, &c, false, 955);
@@ -670,6 +660,8 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(128, 1, 3);  // more splits than the 2 k-blocks of K = 128
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 128), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(256, 2, 1, 2);  // no 2 x 2 clusters (tests/host/gemm_cluster_model.cpp says why)
+  EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(256, 4);  // clusters are 1 or 2 CTAs along each of M and N
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(256, 1, 1, 3);
