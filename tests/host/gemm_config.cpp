@@ -160,6 +160,8 @@ TEST(GemmConfig, ForcedConfigurationsAreCheckedByName) {
   c = config{};
   c.cluster_m = 4;
   EXPECT_NE(why(c, p).find("cluster 4 x 1"), std::string::npos) << why(c, p);
+  c.cluster_m = 2, c.cluster_n = 2;  // no 2 x 2 clusters (tests/host/gemm_cluster_model.cpp)
+  EXPECT_NE(why(c, p).find("cluster 2 x 2"), std::string::npos) << why(c, p);
   c = config{};
   c.bn = 128, c.stages = 6, c.pingpong = true, c.stream_k = true;
   EXPECT_NE(why(c, p).find("ping-pong runs whole 128 x 128 tiles"), std::string::npos) << why(c, p);
