@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "hopper/tensor_map.hpp"
@@ -93,16 +94,17 @@ template <class OutT, class F, size_t I = 0>
 auto visit_instance(const config& cf, bool a_mn, bool b_mn, F&& f) {
   constexpr size_t count = sizeof(instances) / sizeof(instances[0]);
   constexpr instance in = instances[I < count ? I : 0];
-  using tt = kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, false, in.pingpong>;
   if constexpr (I + 1 < count) {
     if (!matches(cf, in)) return visit_instance<OutT, F, I + 1>(cf, a_mn, b_mn, std::forward<F>(f));
   }  // else: the last entry, which matches (the plan accepts only instantiated configurations)
-  if (!a_mn && !b_mn) return f(type_tag<tt>{});
-  if (!a_mn && b_mn)
-    return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, false, true, in.pingpong>>{});
-  if (a_mn && !b_mn)
-    return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, false, in.pingpong>>{});
-  return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, true, true, in.pingpong>>{});
+  const auto with = [&](auto a, auto b) {  // std::bool_constant: the operand majors
+    return f(type_tag<kernel_traits<in.bm, in.bn, in.stages, in.cluster_m, in.cluster_n, OutT, decltype(a)::value,
+                                    decltype(b)::value, in.pingpong>>{});
+  };
+  if (!a_mn && !b_mn) return with(std::false_type{}, std::false_type{});
+  if (!a_mn && b_mn) return with(std::false_type{}, std::true_type{});
+  if (a_mn && !b_mn) return with(std::true_type{}, std::false_type{});
+  return with(std::true_type{}, std::true_type{});
 }
 
 template <class F>
