@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -194,49 +195,51 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   }
 }
 
+struct shape {
+  int64_t M, N, K;
+  bool named;
+};
+
+std::string shape_name(const shape& s) {
+  return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+}
+
+hopper::gemm::config rule_for(const shape& s) {
+  hopper::gemm::problem p;
+  p.M = s.M, p.N = s.N, p.K = s.K;
+  return hopper::gemm::choose_config(p, 132);
+}
+
+// Registers one timed case: the rule's configuration or `forced`, normal or uniform inputs, with or
+// without programmatic dependent launch. `named`: counts towards the geomean of the named shapes.
+void add(const std::string& name, const shape& s, std::optional<hopper::gemm::config> forced, bool normal = true,
+         bool named = false, bool programmatic = true) {
+  benchmark::RegisterBenchmark(name.c_str(), [s, forced, normal, named, programmatic](benchmark::State& st) {
+    bench_shape(st, s.M, s.N, s.K, normal, named, forced ? &*forced : nullptr, programmatic);
+  })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+}
+
 void register_all() {
-  struct shape {
-    int64_t M, N, K;
-    bool named;
-  };
   const shape shapes[] = {
       {8192, 8192, 8192, true},   {4096, 4096, 4096, true},   {2048, 2048, 2048, true},
       {16384, 16384, 4096, true}, {8192, 8192, 1024, true},   {4096, 14336, 4096, true},
       {128, 8192, 8192, true},    {512, 512, 512, false},     {1024, 1024, 1024, false},
       {3072, 3072, 3072, false},  {6144, 6144, 6144, false},  {12288, 12288, 12288, false},
       {16384, 16384, 16384, false}};
-  for (const shape& s : shapes) {
-    const std::string name = "gemm/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
-    benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) { bench_shape(st, s.M, s.N, s.K, true, s.named); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
-  }
+  for (const shape& s : shapes) add("gemm/" + shape_name(s), s, std::nullopt, true, s.named);
   // The named shapes once more with plain stream order (no programmatic dependent launch): what
   // overlapping a launch's prologue with the previous launch's tail is worth, in the same run.
-  for (const shape& s : shapes) {
-    if (!s.named) continue;
-    const std::string name =
-        "gemm_no_pdl/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
-    benchmark::RegisterBenchmark(name.c_str(), [s](benchmark::State& st) {
-      bench_shape(st, s.M, s.N, s.K, true, false, nullptr, false);
-    })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-  }
+  for (const shape& s : shapes)
+    if (s.named) add("gemm_no_pdl/" + shape_name(s), s, std::nullopt, true, false, false);
   // HOPPER_GEMM_SK=1: the rule's choice with and without the stream-K tail on the named shapes and
   // the square sweep.
   if (const char* e = std::getenv("HOPPER_GEMM_SK"); e && e[0] == '1')
     for (const shape& s : shapes)
       for (bool sk : {false, true}) {
-        hopper::gemm::problem p;
-        p.M = s.M, p.N = s.N, p.K = s.K;
-        hopper::gemm::config c = hopper::gemm::choose_config(p, 132);
+        hopper::gemm::config c = rule_for(s);
         if (c.pingpong || c.splits > 1) continue;
         c.stream_k = sk;
-        const std::string name = "gemm_sk/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
-                                 std::to_string(s.K) + "/" + config_name(c);
-        benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
-          bench_shape(st, s.M, s.N, s.K, true, false, &c);
-        })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+        add("gemm_sk/" + shape_name(s) + "/" + config_name(c), s, c);
       }
   // HOPPER_GEMM_SWEEP=1: also every instantiated configuration (gemm_config.hpp's instances, with
   // 1, 2 and 4 splits where the splits still fit in one wave, and the rule's stream-K tail where
@@ -247,7 +250,8 @@ void register_all() {
                            {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
                            {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
                            {128, 4096, 8192, false},   {256, 8192, 8192, false}};
-    for (const shape& s : sweep)
+    for (const shape& s : sweep) {
+      const hopper::gemm::config rule = rule_for(s);
       for (const hopper::gemm::instance& in : hopper::gemm::instances)
         for (int splits : {1, 2, 4}) {
           hopper::gemm::config c;
@@ -259,22 +263,12 @@ void register_all() {
           if (splits > 1 && (c.pingpong || units * c.cluster_size() > 132)) continue;
           if (c.cluster_m > tiles_m || c.cluster_n > tiles_n) continue;  // a cluster of idle CTAs
           // The rule's stream-K tail wherever the rule takes one for this tile shape.
-          hopper::gemm::problem p;
-          p.M = s.M, p.N = s.N, p.K = s.K;
-          const hopper::gemm::config rule = hopper::gemm::choose_config(p, 132);
           c.stream_k = rule.stream_k && splits == 1 && !c.pingpong && c.bm == rule.bm && c.bn == rule.bn;
-          const std::string name = "gemm_cfg/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
-                                   std::to_string(s.K) + "/" + config_name(c);
-          benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) {
-            bench_shape(st, s.M, s.N, s.K, true, false, &c);
-          })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+          add("gemm_cfg/" + shape_name(s) + "/" + config_name(c), s, c);
         }
+    }
   }
-  benchmark::RegisterBenchmark("gemm/8192x8192x8192_uniform",
-                               [](benchmark::State& st) { bench_shape(st, 8192, 8192, 8192, false, false); })
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Unit(benchmark::kMillisecond);
+  add("gemm/8192x8192x8192_uniform", {8192, 8192, 8192, false}, std::nullopt, false);
 }
 
 }  // namespace

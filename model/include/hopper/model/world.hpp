@@ -244,37 +244,17 @@ class world : public scheduler {
     check_bytes(name, bytes, dst_off, src_off);
     tick();
     const hb_clock c = clock(t);
-    for (auto& tg : targets) {
-      if (!tg.dst || !tg.bar) misuse(std::string(name) + " with a null destination or barrier");
-      checked(*tg.bar);
-      if (tg.dst->where() != space::shared)
-        misuse(std::string(name) + " into '" + tg.dst->name() + "', not a shared buffer");
-      if (tg.dst->cta() != tg.bar->cta())
-        misuse(std::string(name) + " into '" + tg.dst->name() + "' of CTA " + std::to_string(tg.dst->cta()) +
-               " signalling barrier '" + tg.bar->name() + "' of CTA " + std::to_string(tg.bar->cta()));
-      if (cta_exited(tg.dst->cta()))
-        tg.bar->state().fail(name, "copy into CTA " + std::to_string(tg.dst->cta()) + ", which has exited");
-    }
+    check_targets(targets, name);
     auto op = std::make_shared<bulk_op>();
     op->issuer = t;
     op->what = std::string("bulk copy '") + src.name() + "'+" + std::to_string(src_off) + " -> '" +
                targets[0].dst->name() + "'+" + std::to_string(dst_off) + " issued by " + where(t);
     src.async_read(op, c, src_off, bytes, false);
-    for (auto& tg : targets) tg.dst->async_write_begin(op, c, dst_off, bytes);
-    record(name, targets[0].dst->name(), std::to_string(bytes) + " bytes on " + targets[0].bar->name());
-    for (auto& tg : targets) {
-      buffer* dst = tg.dst;
-      barrier* bar = tg.bar;
-      post_async("landing of " + op->what, [this, op, c, t, dst, bar, &src, src_off, dst_off, bytes] {
-        std::vector<uint8_t> data;
-        src.snapshot(src_off, bytes, data);
-        if (cta_exited(dst->cta()))
-          bar->state().fail("cp.async.bulk (copy engine)", op->what + " lands in CTA " + std::to_string(dst->cta()) +
-                                                             ", which has exited");
-        dst->async_write_land(op, dst_off, data.data(), bytes, bar->id(), bar->name(), bar->state().phase());
-        bar->complete_tx_from_async(uint32_t(bytes), t, c, op->what);
-      });
-    }
+    land_in_targets(targets, op, c, dst_off, bytes, name, [&src, src_off, bytes] {
+      std::vector<uint8_t> data;
+      src.snapshot(src_off, bytes, data);
+      return data;
+    });
   }
 
   // The box's rows: for every box row (all coordinates but the innermost) whose coordinates lie
@@ -338,17 +318,7 @@ class world : public scheduler {
     if (targets.empty()) misuse(op_name + " with no destination");
     tick();
     const hb_clock c = clock(t);
-    for (auto& tg : targets) {
-      if (!tg.dst || !tg.bar) misuse(op_name + " with a null destination or barrier");
-      checked(*tg.bar);
-      if (tg.dst->where() != space::shared)
-        misuse(op_name + " into '" + tg.dst->name() + "', not a shared buffer");
-      if (tg.dst->cta() != tg.bar->cta())
-        misuse(op_name + " into '" + tg.dst->name() + "' of CTA " + std::to_string(tg.dst->cta()) +
-               " signalling barrier '" + tg.bar->name() + "' of CTA " + std::to_string(tg.bar->cta()));
-      if (cta_exited(tg.dst->cta()))
-        tg.bar->state().fail(name, "copy into CTA " + std::to_string(tg.dst->cta()) + ", which has exited");
-    }
+    check_targets(targets, name);
     std::string at;
     for (size_t d = 0; d < rank; ++d) at += (d ? ", " : "") + std::to_string(coords[d]);
     auto op = std::make_shared<bulk_op>();
@@ -356,26 +326,52 @@ class world : public scheduler {
     op->what = "tensor copy '" + v.mem->name() + "' box {" + at + "} -> '" + targets[0].dst->name() + "'+" +
                std::to_string(dst_off) + " issued by " + where(t);
     for_each_box_row(v, coords, [&](size_t src, size_t, size_t n) { v.mem->async_read(op, c, src, n, false); });
+    land_in_targets(targets, op, c, dst_off, bytes, name, [v, coords, bytes] {
+      // The box as the copy engine writes it: zeros outside the tensor, 16-byte chunks swizzled.
+      std::vector<uint8_t> box(bytes, 0), image(bytes), part;
+      for_each_box_row(v, coords, [&](size_t src, size_t at_box, size_t n) {
+        v.mem->snapshot(src, n, part);
+        std::copy(part.begin(), part.end(), box.begin() + long(at_box));
+      });
+      for (size_t o = 0; o < bytes; o += 16)
+        std::copy_n(box.begin() + long(o), 16, image.begin() + long(hopper::swizzle_offset(v.sw, uint32_t(o))));
+      return image;
+    });
+  }
+
+  // Every copy into shared memory: the destinations must be shared buffers whose CTA holds the
+  // barrier, in a CTA still running.
+  void check_targets(const std::vector<target>& targets, const std::string& name) {
+    for (auto& tg : targets) {
+      if (!tg.dst || !tg.bar) misuse(name + " with a null destination or barrier");
+      checked(*tg.bar);
+      if (tg.dst->where() != space::shared) misuse(name + " into '" + tg.dst->name() + "', not a shared buffer");
+      if (tg.dst->cta() != tg.bar->cta())
+        misuse(name + " into '" + tg.dst->name() + "' of CTA " + std::to_string(tg.dst->cta()) +
+               " signalling barrier '" + tg.bar->name() + "' of CTA " + std::to_string(tg.bar->cta()));
+      if (cta_exited(tg.dst->cta()))
+        tg.bar->state().fail(name, "copy into CTA " + std::to_string(tg.dst->cta()) + ", which has exited");
+    }
+  }
+
+  // The writes of copy `op` into every destination begin now; later the copy engine lands
+  // `image()` (the bytes as they arrive, taken at landing time) in each and counts them on its
+  // barrier (complete_tx).
+  template <class Image>
+  void land_in_targets(const std::vector<target>& targets, const std::shared_ptr<bulk_op>& op, const hb_clock& c,
+                       size_t dst_off, size_t bytes, const char* name, Image image) {
     for (auto& tg : targets) tg.dst->async_write_begin(op, c, dst_off, bytes);
     record(name, targets[0].dst->name(), std::to_string(bytes) + " bytes on " + targets[0].bar->name());
     for (auto& tg : targets) {
       buffer* dst = tg.dst;
       barrier* bar = tg.bar;
-      post_async("landing of " + op->what, [this, op, c, t, dst, bar, v, coords, dst_off, bytes] {
-        // The box as the copy engine writes it: zeros outside the tensor, 16-byte chunks swizzled.
-        std::vector<uint8_t> box(bytes, 0), image(bytes);
-        std::vector<uint8_t> part;
-        for_each_box_row(v, coords, [&](size_t src, size_t at_box, size_t n) {
-          v.mem->snapshot(src, n, part);
-          std::copy(part.begin(), part.end(), box.begin() + long(at_box));
-        });
-        for (size_t o = 0; o < bytes; o += 16)
-          std::copy_n(box.begin() + long(o), 16, image.begin() + long(hopper::swizzle_offset(v.sw, uint32_t(o))));
+      const std::string engine = std::string(name) + " (copy engine)";
+      post_async("landing of " + op->what, [this, op, c, dst, bar, dst_off, bytes, image, engine] {
+        const std::vector<uint8_t> data = image();
         if (cta_exited(dst->cta()))
-          bar->state().fail("cp.async.bulk.tensor (copy engine)", op->what + " lands in CTA " +
-                                                                    std::to_string(dst->cta()) + ", which has exited");
-        dst->async_write_land(op, dst_off, image.data(), bytes, bar->id(), bar->name(), bar->state().phase());
-        bar->complete_tx_from_async(uint32_t(bytes), t, c, op->what);
+          bar->state().fail(engine, op->what + " lands in CTA " + std::to_string(dst->cta()) + ", which has exited");
+        dst->async_write_land(op, dst_off, data.data(), bytes, bar->id(), bar->name(), bar->state().phase());
+        bar->complete_tx_from_async(uint32_t(bytes), op->issuer, c, op->what);
       });
     }
   }
