@@ -5,6 +5,7 @@
 #include "ptx/special_registers.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/fence.cuh"
+#include "ptx/atom.cuh"
 #include "ptx/cp_async_bulk.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/named_barrier.cuh"

@@ -149,10 +149,11 @@ class plan {
     else
       b_ = tensor_map::tiled(element::bf16, B).dims({u(p.N), u(p.K)}).strides({u(ldb * 2)})
                .box({64, 64}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
-    // C: boxes of 64 rows x 128 bytes, written from 128B-swizzled shared memory.
+    // C: boxes of 16 rows (one warp's share of a wgmma's 64) x 128 bytes, written from
+    // 128B-swizzled shared memory.
     const element ce = p.out == out_type::bf16 ? element::bf16 : element::f32;
     c_ = tensor_map::tiled(ce, C).dims({u(p.N), u(p.M)}).strides({u(ldc * out_bytes(p.out))})
-             .box({uint32_t(128 / out_bytes(p.out)), 64}).swizzle(swizzle::b128).build();
+             .box({uint32_t(128 / out_bytes(p.out)), 16}).swizzle(swizzle::b128).build();
     const int tiles_m = int(detail::ceil_div(p.M, cfg_.bm));
     kp_.M = int(p.M);
     kp_.N = int(p.N);

@@ -88,11 +88,11 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace detail
 
 // Shared memory one CTA of `c` uses: stages of A (bm x bk) and B (bn x bk) bf16 tiles, two
-// double-buffered 64 x 128-byte epilogue boxes per consumer warpgroup, the barriers, and 1 KiB
-// of slack to align the 128B-swizzle atoms to 1024 bytes.
+// double-buffered 16-row x 128-byte epilogue boxes per consumer warp, the barriers, and 1 KiB of
+// slack to align the 128B-swizzle atoms to 1024 bytes.
 inline int64_t smem_bytes(const config& c) {
   const int64_t stage = int64_t(c.bm + c.bn) * c.bk * 2;
-  const int64_t epilogue = 2 /*warpgroups*/ * 2 /*buffers*/ * 64 * 128;
+  const int64_t epilogue = 2 /*warpgroups*/ * 4 /*warps*/ * 2 /*buffers*/ * 16 * 128;
   return c.stages * stage + epilogue + 2 * 8 * c.stages + 1024;
 }
 

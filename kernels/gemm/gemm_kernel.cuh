@@ -29,6 +29,7 @@
 
 #include "hopper/pipeline.cuh"
 #include "hopper/pipeline_backend_device.cuh"
+#include "hopper/ptx/atom.cuh"
 #include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
@@ -82,15 +83,17 @@ struct kernel_traits {
   static constexpr uint32_t BOX_MN_BYTES = 64 * BK * 2;  // one 64 (MN) x 64 (K) MN-major box (load_share)
   static constexpr int A_ROWS_PER_CTA = BM / CLUSTER_N;  // A rows (M) each CTA loads for its row
   static constexpr int B_ROWS_PER_CTA = BN / CLUSTER_M;  // B rows (N) each CTA loads for its column
-  // Epilogue: boxes of 64 rows x one 128-byte swizzle row of C, double buffered per warpgroup.
+  // Epilogue: boxes of 16 rows (one warp's) x one 128-byte swizzle row of C, double buffered per
+  // warp.
   static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
-  static constexpr uint32_t EPI_BYTES = 64 * 128;
+  static constexpr int EPI_ROWS = 16;
+  static constexpr uint32_t EPI_BYTES = EPI_ROWS * 128;
   static constexpr int EPI_CHUNKS = WG_N / EPI_COLS;
   // Shared-memory offsets from a 1024-byte aligned base (swizzle atoms need 1024-B alignment).
   static constexpr uint32_t OFF_A = 0;
   static constexpr uint32_t OFF_B = OFF_A + STAGES * A_BYTES;
   static constexpr uint32_t OFF_EPI = OFF_B + STAGES * B_BYTES;
-  static constexpr uint32_t OFF_BAR = OFF_EPI + CONSUMERS * 2 * EPI_BYTES;
+  static constexpr uint32_t OFF_BAR = OFF_EPI + CONSUMERS * 4 * 2 * EPI_BYTES;
   static constexpr uint32_t SMEM = OFF_BAR + 2 * 8 * STAGES + 1024;
   // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -155,24 +158,28 @@ __device__ __forceinline__ void load_share(uint8_t* dst, const hopper::tensor_ma
   }
 }
 
-// The epilogue of one 64-row half tile held by a consumer warpgroup (128 threads, named barrier
-// 1 + w): registers -> one of two 128B-swizzled 64-row x 128-byte shared boxes -> TMA store
-// (seed §19). Swizzled, so the fragment stores are bank-conflict free; before refilling a buffer,
-// the thread that issues the stores waits until the store issued two boxes ago has read it.
+// The epilogue of one 64-row half tile held by a consumer warpgroup: each warp stores its own
+// 16 rows (seed §19): registers -> one of the warp's two 128B-swizzled 16-row x 128-byte shared
+// boxes -> TMA store issued by the warp's lane 0. Warps share no buffer, so only __syncwarp orders
+// them: no warpgroup barrier in the epilogue. Swizzled, so the fragment stores are bank-conflict
+// free; before refilling a buffer, lane 0 waits until its store issued two boxes ago has read it.
 template <class T>
 __device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hopper::tensor_map& tma_c,
-                                           uint8_t* epi, uint32_t& epi_count, int w, int wg_thread,
-                                           int row0, int n0, int N) {
+                                           uint8_t* epi, uint32_t& epi_count, int wg_thread, int row0, int n0,
+                                           int M, int N) {
   using namespace hopper::ptx;
   const int warp = wg_thread / 32, lane = wg_thread % 32;
-  const int r_lo = warp * 16 + lane / 4;  // rows r_lo and r_lo + 8 of the 64
+  const int warp_row0 = row0 + warp * 16;
+  if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
+  uint8_t* bufs = epi + warp * 2 * T::EPI_BYTES;
+  const int r_lo = lane / 4;  // rows r_lo and r_lo + 8 of the warp's 16
 #pragma unroll
   for (int c = 0; c < T::EPI_CHUNKS; ++c) {
     const int col0 = n0 + c * T::EPI_COLS;
     if (col0 >= N) break;  // uniform over the warpgroup
-    uint8_t* buf = epi + (epi_count & 1u) * T::EPI_BYTES;
-    if (wg_thread == 0) cp_async_bulk_wait_group_read<1>();
-    bar_sync(1 + w, 128);
+    uint8_t* buf = bufs + (epi_count & 1u) * T::EPI_BYTES;
+    if (lane == 0) cp_async_bulk_wait_group_read<1>();
+    __syncwarp();
 #pragma unroll
     for (int j = 0; j < T::EPI_COLS / 8; ++j) {
       const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
@@ -184,9 +191,9 @@ __device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hop
     }
     // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
     fence_proxy_async_shared_cta();
-    bar_sync(1 + w, 128);
-    if (wg_thread == 0) {
-      cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, row0);
+    __syncwarp();
+    if (lane == 0) {
+      cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, warp_row0);
       cp_async_bulk_commit_group();
     }
     ++epi_count;
@@ -199,9 +206,10 @@ __device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hop
 // 0 counts the arrival. The warpgroup that completes the count reads every slot's partial back, in
 // slot order 0, 1, ..., into acc,
 // resets the counter for the next launch and returns true (it stores the tile); the others
-// return false. Ordering is the classic fence / barrier / atomic handshake on the generic proxy:
-// each thread's fence.sc.gpu (__threadfence) after its stores, the named barrier, then thread 0's
-// atomic; the reader's atomic, barrier, __threadfence, then L2 loads (ld.global.cg: no stale L1).
+// return false. Ordering on the generic proxy with one gpu-scope operation per warpgroup: the
+// named barrier orders every thread's partial stores before thread 0, whose
+// atom.add.acq_rel.gpu releases them (cumulatively) and, in the last arriver, acquires the other
+// pieces' partials; the second barrier passes that on to the warpgroup's loads (ld.global.cg, L2).
 template <int ACC>
 __device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_params& p, int tile, int w,
                                               int slot, int S, int wg_thread, int* flag) {
@@ -211,15 +219,13 @@ __device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_pa
 #pragma unroll
   for (int q = 0; q < Q; ++q)
     __stcg(mine + q * 128, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
-  __threadfence();
   hopper::ptx::bar_sync(1 + w, 128);
   int* counter = p.counters + tile * 2 + w;
-  if (wg_thread == 0) *flag = atomicAdd(counter, 1) == S - 1;
+  if (wg_thread == 0) *flag = hopper::ptx::atom_add_gpu<hopper::ptx::sem::acq_rel>(counter, 1) == S - 1;
   hopper::ptx::bar_sync(1 + w, 128);
   const bool last = *flag != 0;
   // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
   if (!last) return false;
-  __threadfence();
   if (wg_thread == 0) *counter = 0;  // every split of this tile has arrived: ready for next launch
   // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers
   // (unrolling the split loop too hoists more loads than the 232 registers hold: spills).
@@ -327,7 +333,7 @@ __global__ void __launch_bounds__(384, 1)
     // ---------------- ping-pong consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // owns the CTA's work units w, w + 2, w + 4, ... (local order)
-    uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
+    uint8_t* epi = smem + T::OFF_EPI + w * 4 * 2 * T::EPI_BYTES;
     uint32_t epi_count = 0;
     // Ordering barriers 3 and 4: warpgroup w waits on 3 + w for its turn at the tensor cores; the
     // other warpgroup arrives there once it has issued its last k-block. The producer fills the
@@ -383,15 +389,15 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row0 = m0 + h * T::WG_M;
-        if (row0 < p.M) detail::store_rows<T>(acc[h], tma_c, epi, epi_count, w, wg_thread, row0, n0, p.N);
+        if (row0 < p.M) detail::store_rows<T>(acc[h], tma_c, epi, epi_count, wg_thread, row0, n0, p.M, p.N);
       }
     }
-    if (wg_thread == 0) cp_async_bulk_wait_group<0>();
+    if (wg_thread % 32 == 0) cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
   } else {
     // ---------------- cooperative consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // 0 or 1: rows [64w, 64w + 64) of the tile
-    uint8_t* epi = smem + T::OFF_EPI + w * 2 * T::EPI_BYTES;
+    uint8_t* epi = smem + T::OFF_EPI + w * 4 * 2 * T::EPI_BYTES;
     uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
     // One word per warpgroup: thread 0's "this split is the last" broadcast to its warpgroup.
     __shared__ int last_flag[T::CONSUMERS];
@@ -445,10 +451,10 @@ __global__ void __launch_bounds__(384, 1)
           !detail::split_k_fixup<T::ACC>(acc, p, item.fixup * CLUSTER + int(rank), w, item.slot, item.slots,
                                          wg_thread, last_flag + w))
         continue;
-      if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, w, wg_thread, row0, col0, p.N);
+      if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, wg_thread, row0, col0, p.M, p.N);
     }
     // The last stores must have read shared memory before the CTA (and its memory) goes away.
-    if (wg_thread == 0) cp_async_bulk_wait_group<0>();
+    if (wg_thread % 32 == 0) cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
   }
   // No cluster barrier at exit: the producer's drain() waited for the releases of every CTA's
   // consumers on our empty barriers, and every multicast into our stages completed on a full

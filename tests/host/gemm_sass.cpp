@@ -1,8 +1,8 @@
 // The GEMM's SASS: compile the kernel's own translation unit (kernels/gemm/gemm_instance.cu) with
 // nvcc to a cubin, disassemble it with cuobjdump --dump-sass, and check that the main loop is
 // tensor-core work (HGMMA 64x256x16) fed by TMA (UTMALDG), that nothing spills to local memory
-// (no LDL/STL), that the stage releases carry no GPU-scope memory barrier and that no global
-// access precedes griddepcontrol.wait. Skips, saying why,
+// (no LDL/STL), that the stage releases carry no GPU-scope memory barrier, that no fence.sc is
+// left in the kernel, and that no global access precedes griddepcontrol.wait. Skips, saying why,
 // when nvcc or cuobjdump is not there.
 #include <gtest/gtest.h>
 
@@ -52,6 +52,9 @@ void check_main_loop(const sass& s, const std::string& hgmma) {
   const size_t first = s.text.find("HGMMA"), last = s.text.rfind("HGMMA");
   EXPECT_EQ(s.text.substr(first, last - first).find("MEMBAR.ALL.GPU"), std::string::npos)
       << "a GPU-scope memory barrier inside the main loop";
+  // The split-K / stream-K handshake orders its partials with one atom.acq_rel.gpu per warpgroup
+  // after a named barrier, not with a fence.sc.gpu (membar.gl, __threadfence) in every thread.
+  EXPECT_EQ(count_of(s.text, "MEMBAR.SC"), 0u) << "a sequentially consistent fence in the kernel";
   // Programmatic dependent launch: griddepcontrol.wait (ACQBULK) comes before the first global
   // access by TMA, load or store, and griddepcontrol.launch_dependents (PREEXIT) is there.
   const size_t wait = s.text.find("ACQBULK");

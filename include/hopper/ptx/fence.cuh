@@ -37,7 +37,7 @@ __device__ __forceinline__ void fence_mbarrier_init_release_cluster() {
 }
 
 // fence.acq_rel{.cta,.cluster,.gpu,.sys}; (seed §9.1, §9.2) a release and acquire fence at the
-// scope; default .gpu (what __threadfence() is).
+// scope; default .gpu. (__threadfence() is membar.gl, i.e. the dearer fence.sc.gpu below.)
 template <scope SC = scope::gpu>
 __device__ __forceinline__ void fence_acq_rel() {
   if constexpr (SC == scope::cta) {
