@@ -169,12 +169,13 @@ class plan {
       return detail::resident_clusters<typename decltype(tag)::type>(sms_);
     });
     // Stream-K tail (config::stream_k): after the full rounds, the remaining tiles' k-blocks are
-    // shared by all resident clusters, each share at least one k-block. Otherwise every tile is
-    // whole (or split), and the grid is no larger than the work.
-    const int tail = total % resident;
-    if (cfg_.stream_k && cfg_.splits == 1 && total >= resident && tail > 0 && int64_t(tail) * k_blocks >= resident) {
+    // shared by all resident clusters (stream_k_region says how many tiles; every share is at
+    // least one k-block). Otherwise every tile is whole (or split), and the grid is no larger
+    // than the work.
+    const int sk_tiles = cfg_.stream_k && cfg_.splits == 1 ? stream_k_region(total, resident) : 0;
+    if (sk_tiles > 0 && int64_t(sk_tiles) * k_blocks >= resident) {
       w.clusters = resident;
-      w.dp_tiles = total - tail;
+      w.dp_tiles = total - sk_tiles;
     } else {
       w.clusters = std::min(resident, total * cfg_.splits);
       w.dp_tiles = total;
@@ -232,7 +233,7 @@ class plan {
   const config& cfg() const { return cfg_; }
   const problem& prob() const { return p_; }
   int grid() const { return grid_; }  // CTAs of every launch
-  int stream_k_tiles() const { return kp_.work.order.total() - kp_.work.dp_tiles; }  // cluster tiles in the tail
+  int stream_k_tiles() const { return kp_.work.order.total() - kp_.work.dp_tiles; }  // cluster tiles in the stream-K region
 
  private:
   problem p_;

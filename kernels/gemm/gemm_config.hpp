@@ -179,10 +179,10 @@ inline void validate(const config& c, const problem& p) {
 //    128 x 8192 x 8192 runs 64 tiles x 2 splits (375 TFLOP/s against 349 unsplit); 1024^3,
 //    3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x, 0.76x and 0.37x of the
 //    unsplit kernel there).
-// 4. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when its wave efficiency (units over
-//    rounds x resident clusters) beats 128 x 256's by more than 1 / 0.95: 3072^3 (0.85x of
-//    cuBLAS against 0.75x); every named shape keeps the cooperative kernel.
-// 5. A stream-K tail where the last round is partial and long (below).
+// 4. A stream-K region where the last round is partial and long (below).
+// 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when there is no stream-K region and
+//    its wave efficiency (units over rounds x resident clusters) beats 128 x 256's by more than
+//    1 / 0.95; every named shape keeps the cooperative kernel.
 // The rule assumes num_sms / cluster size resident clusters; the plan measures the real number
 // (cudaOccupancyMaxActiveClusters) and drops the stream-K tail where it no longer fits.
 inline config choose_config(const problem& p, int num_sms) {
@@ -205,28 +205,28 @@ inline config choose_config(const problem& p, int num_sms) {
   const int64_t k_blocks = ceil_div(p.K, c.bk);
   if (2 * units <= resident)
     while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
-  // 4. Ping-pong 128 x 128 tiles instead of cooperative 128 x 256 only where the last wave of the
-  //    big tiles leaves many SMs idle: measured 3-6% slower than 128 x 256 at equal wave
-  //    efficiency (more operand bytes per flop), 12% faster at 3072^3 (2.2 waves of 128 x 256).
-  if (c.bn == 256 && c.splits == 1) {
+  // 4. Stream-K when the last round of whole tiles is partial and long enough to be worth
+  //    sharing: it must save >= 24 k-blocks of every cluster's time ((1 - tail / clusters) x
+  //    k-blocks), since every piece costs an fp32 partial out and back. A short last round joins
+  //    the round before it (stream_k_region in tile_scheduler.hpp), so no tile is cut into more
+  //    than about three pieces. Measured against whole tiles: 8192^3 +2.8% (34 of 66 clusters in
+  //    the last round, 128 k-blocks), 4096 x 14336 x 4096 +1.5%; and where the rule says no:
+  //    4096^3 -5% (58 of 66: saves 8 k-blocks), 8192^2 x 1024 -12% (16 k-blocks).
+  if (c.splits == 1) {
+    const int64_t tail = units % resident;
+    const double saved = (1.0 - double(tail) / double(resident)) * double(k_blocks);
+    if (units >= resident && tail > 0 && saved >= 24.0) c.stream_k = true;
+  }
+  // 5. Ping-pong 128 x 128 tiles instead of cooperative 128 x 256 only where the last wave of the
+  //    big tiles leaves many SMs idle and stream-K does not fill it: measured 3-6% slower than
+  //    128 x 256 at equal wave efficiency (more operand bytes per flop).
+  if (c.bn == 256 && c.splits == 1 && !c.stream_k) {
     const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
     if (0.95 * efficiency(cluster_tiles(128)) > efficiency(units)) {
       c.bn = 128;
       c.stages = 6;
       c.pingpong = true;
     }
-  }
-  // 5. Stream-K tail when the last, partial round is long enough to be worth sharing: it must save
-  //    >= 24 k-blocks of every cluster's time ((1 - tail / clusters) x k-blocks) and leave at most
-  //    3 pieces per tail tile (tail >= clusters / 3), since every piece costs an fp32 partial out
-  //    and back. Measured against whole tiles: 8192^3 +2.8% (34 of 66 clusters in the last
-  //    round, 128 k-blocks), 4096 x 14336 x 4096 +1.5%; and where the rule says no: 4096^3 -5%
-  //    (58 of 66: saves 8 k-blocks), 8192^2 x 1024 -12% (16 k-blocks), 16384^2 x 4096 -2% (a tail
-  //    of 4 tiles: 17 pieces each).
-  if (c.splits == 1 && !c.pingpong) {
-    const int64_t u = cluster_tiles(c.bn), tail = u % resident;
-    const double saved = (1.0 - double(tail) / double(resident)) * double(k_blocks);
-    if (u >= resident && tail > 0 && 3 * tail >= resident && saved >= 24.0) c.stream_k = true;
   }
   return c;
 }

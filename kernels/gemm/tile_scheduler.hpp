@@ -71,11 +71,23 @@ struct work_item {
   int slot, slots, fixup;
 };
 
+// How many of `total` cluster tiles, walked by `clusters` clusters in rounds, go to the stream-K
+// region at the end instead of running whole: none when the rounds come out even or there is
+// less than one round; the last, partial round when it holds at least a third of the clusters (a
+// tile is then cut in at most about three pieces); otherwise that short round together with the
+// full round before it, so that every share is at least a whole tile long and no tile is cut in
+// more than two pieces (the "two-tile" hybrid: a fixup per cluster, not one per k-block or two).
+HOPPER_GEMM_HD int stream_k_region(int total, int clusters) {
+  const int tail = total % clusters;
+  if (total < clusters || tail == 0) return 0;
+  return 3 * tail >= clusters ? tail : tail + clusters;
+}
+
 // Where each cluster's work comes from. Cluster tiles [0, dp_tiles) run whole, in rounds over the
 // clusters (or, with splits > 1, as `splits` equal k-ranges each: classic split-K for problems with
-// few tiles). The remaining tiles, fewer than the clusters, would leave a last round part idle;
-// instead their k-blocks, tile after tile, are cut into `clusters` equal shares ("stream-K"), so
-// every cluster ends at about the same time. A share may cover the end of one tile and the start
+// few tiles). The remaining tiles (stream_k_region above: a last round that would leave clusters
+// idle, perhaps with the round before it) have their k-blocks, tile after tile, cut into
+// `clusters` equal shares ("stream-K"), so every cluster ends at about the same time. A share may cover the end of one tile and the start
 // of the next; the pieces of a tile are its slots.
 struct work_schedule {
   tile_scheduler order;

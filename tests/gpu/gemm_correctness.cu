@@ -446,7 +446,7 @@ TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
   check(make(128, 4096, 8192), dist::uniform, nullptr, true, 961);
 }
 
-// ---- stream-K: the last partial round's k-blocks shared by every cluster --------------------------
+// ---- stream-K: the last partial round's k-blocks (with the round before, if short) shared by every cluster
 
 TEST(GemmStreamK, TailSharedByAllClusters) {
   HOPPER_REQUIRE_SM90();
@@ -463,7 +463,12 @@ TEST(GemmStreamK, TailSharedByAllClusters) {
                       {2056, 4104, 520, 256, 1, 2, major::mn, major::k, out_type::bf16},
                       {4100, 2000, 776, 128, 2, 1, major::k, major::mn, out_type::f32},
                       {3000, 3000, 1000, 256, 1, 1, major::mn, major::mn, out_type::bf16},
-                      {4096, 4096, 4096, 256, 2, 1, major::k, major::k, out_type::bf16}};
+                      {4096, 4096, 4096, 256, 2, 1, major::k, major::k, out_type::bf16},
+                      // A short last round (4, 14 and 12 tiles) joined with the round before it:
+                      // every tile in the stream-K region, in at most two pieces.
+                      {1792, 2560, 1000, 256, 2, 1, major::k, major::k, out_type::bf16},
+                      {1800, 2500, 600, 256, 2, 1, major::mn, major::k, out_type::f32},
+                      {1536, 1504, 704, 128, 1, 1, major::k, major::mn, out_type::bf16}};
   int salt = 1300;
   for (const cs& t : cases) {
     config c = forced(t.bn, t.cm, 1, t.cn);

@@ -136,10 +136,32 @@ TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
   EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);    // 38 of 66, 64 k-blocks
   EXPECT_FALSE(choose_config(make(4096, 4096, 4096), sms).stream_k);    // 58 of 66: saves 8 k-blocks
   EXPECT_FALSE(choose_config(make(8192, 8192, 1024), sms).stream_k);    // 16 k-blocks
-  EXPECT_FALSE(choose_config(make(16384, 16384, 4096), sms).stream_k);  // a tail of 4 tiles
+  EXPECT_TRUE(choose_config(make(16384, 16384, 4096), sms).stream_k);   // a tail of 4: joins the round before
+  EXPECT_TRUE(choose_config(make(3072, 3072, 3072), sms).stream_k);     // 12 of 66 (+ 66), 48 k-blocks
   EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);    // one partial round only
   EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);     // split-K instead
-  EXPECT_FALSE(choose_config(make(3072, 3072, 3072), sms).stream_k);    // ping-pong
+  EXPECT_FALSE(choose_config(make(3072, 3072, 1024), sms).stream_k);    // saves 13 k-blocks: ping-pong
+}
+
+TEST(GemmWorkSchedule, ShortLastRoundJoinsTheRoundBefore) {
+  EXPECT_EQ(stream_k_region(132, 66), 0);       // even rounds
+  EXPECT_EQ(stream_k_region(40, 66), 0);        // less than one round
+  EXPECT_EQ(stream_k_region(896, 66), 38);      // 4096 x 14336: 38 >= 66 / 3
+  EXPECT_EQ(stream_k_region(4096, 66), 4 + 66);  // 16384^2: a tail of 4
+  EXPECT_EQ(stream_k_region(144, 66), 12 + 66);  // 3072^3
+  EXPECT_EQ(stream_k_region(88, 66), 22);       // 22 = 66 / 3
+  EXPECT_EQ(stream_k_region(87, 66), 21 + 66);
+  // With the round before, every share is at least one tile long: no tile has more than 2 pieces.
+  for (int total : {67, 70, 87, 144, 4096})
+    for (int kb : {1, 3, 16, 64}) {
+      const int sk = stream_k_region(total, 66);
+      tile_scheduler order{1, total, 8};
+      work_schedule w{order, kb, 66, 1, total - sk};
+      for (int c = 0; c < 66; ++c) {
+        work_item it;
+        for (auto cur = w.start(c); w.next(cur, it);) EXPECT_LE(it.slots, 2) << total << " tiles, " << kb << " k-blocks";
+      }
+    }
 }
 
 TEST(GemmConfig, ForcedConfigurationsAreCheckedByName) {
@@ -271,11 +293,11 @@ TEST(GemmWorkSchedule, WholeSplitAndStreamKCoverEverythingOnce) {
         check_schedule(w);
         if (HasFatalFailure()) return;
       }
-      const int tail = total % clusters;
-      if (total >= clusters && tail > 0 && int64_t(tail) * kb >= clusters) {
-        work_schedule w{order, kb, clusters, 1, total - tail};
+      const int sk = stream_k_region(total, clusters);
+      if (sk > 0 && int64_t(sk) * kb >= clusters) {
+        work_schedule w{order, kb, clusters, 1, total - sk};
         SCOPED_TRACE(::testing::Message() << rows << " x " << cols << " tiles, " << kb << " k-blocks, " << clusters
-                                          << " clusters, stream-K tail of " << tail);
+                                          << " clusters, stream-K region of " << sk);
         check_schedule(w);
         if (HasFatalFailure()) return;
       }
@@ -300,16 +322,16 @@ TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
 
 TEST(GemmConfig, PingPongOnlyWhereBigTilesQuantizeBadly) {
   const int sms = 132;
-  // 3072^3: 144 cluster tiles of 256 x 256 on 66 clusters (3 rounds, 73% busy) against 288 of
-  // 256 x 128 (5 rounds, 87% busy).
-  config c = choose_config(make(3072, 3072, 3072), sms);
+  // 3072 x 3072 x 1024: 144 cluster tiles of 256 x 256 on 66 clusters (3 rounds, 73% busy)
+  // against 288 of 256 x 128 (5 rounds, 87% busy), and K too short for stream-K.
+  config c = choose_config(make(3072, 3072, 1024), sms);
   EXPECT_TRUE(c.pingpong);
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster_m, 2);
   EXPECT_EQ(c.splits, 1);
   for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
-           {6144, 6144, 6144}, {12288, 12288, 12288}, {16384, 16384, 16384}, {1024, 1024, 1024}, {512, 512, 512},
+           {3072, 3072, 3072}, {6144, 6144, 6144}, {12288, 12288, 12288}, {16384, 16384, 16384}, {1024, 1024, 1024}, {512, 512, 512},
            {128, 8192, 8192}, {1, 8, 8}})
     EXPECT_FALSE(choose_config(make(m, n, k), sms).pingpong) << m << "x" << n << "x" << k;
 }
