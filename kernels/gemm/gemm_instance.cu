@@ -20,10 +20,13 @@
 #ifndef HOPPER_GEMM_INSTANCE_BM
 #define HOPPER_GEMM_INSTANCE_BM 128
 #endif
+#ifndef HOPPER_GEMM_INSTANCE_OUT
+#define HOPPER_GEMM_INSTANCE_OUT __nv_bfloat16
+#endif
 
 using instance_traits = hopper::gemm::kernel_traits<HOPPER_GEMM_INSTANCE_BM, HOPPER_GEMM_INSTANCE_BN, HOPPER_GEMM_INSTANCE_STAGES,
                                                     HOPPER_GEMM_INSTANCE_CLUSTER_M, HOPPER_GEMM_INSTANCE_CLUSTER_N,
-                                                    __nv_bfloat16, false, false,
+                                                    HOPPER_GEMM_INSTANCE_OUT, false, false,
                                                     HOPPER_GEMM_INSTANCE_PINGPONG>;
 
 // Taking the address instantiates the kernel template.

@@ -72,6 +72,12 @@ TEST(GemmSass, Tile128x256Cluster2) {
   check_main_loop(s, "HGMMA.64x256x16.F32.BF16");
 }
 
+TEST(GemmSass, Tile128x256Float32Output) {  // fp32 output: stored at once, still no spills
+  const sass s = compile("-DHOPPER_GEMM_INSTANCE_OUT=float", "256_c2_f32");
+  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
+  check_main_loop(s, "HGMMA.64x256x16.F32.BF16");
+}
+
 TEST(GemmSass, Tile128x256Cluster1x2) {  // A multicast along N: still no spills, no GPU fence
   const sass s = compile("-DHOPPER_GEMM_INSTANCE_CLUSTER_M=1 -DHOPPER_GEMM_INSTANCE_CLUSTER_N=2", "256_c1x2");
   if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
