@@ -88,12 +88,13 @@ struct kernel_traits {
   static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
   static constexpr int EPI_ROWS = 16;
   static constexpr uint32_t EPI_BYTES = EPI_ROWS * 128;
+  static constexpr uint32_t EPI_WG_BYTES = WG_M / EPI_ROWS * 2 * EPI_BYTES;  // a warpgroup's 4 warps x 2
   static constexpr int EPI_CHUNKS = WG_N / EPI_COLS;
   // Shared-memory offsets from a 1024-byte aligned base (swizzle atoms need 1024-B alignment).
   static constexpr uint32_t OFF_A = 0;
   static constexpr uint32_t OFF_B = OFF_A + STAGES * A_BYTES;
   static constexpr uint32_t OFF_EPI = OFF_B + STAGES * B_BYTES;
-  static constexpr uint32_t OFF_BAR = OFF_EPI + CONSUMERS * 4 * 2 * EPI_BYTES;
+  static constexpr uint32_t OFF_BAR = OFF_EPI + CONSUMERS * EPI_WG_BYTES;
   static constexpr uint32_t SMEM = OFF_BAR + 2 * 8 * STAGES + 1024;
   // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -169,7 +170,7 @@ __device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hop
                                            int M, int N) {
   using namespace hopper::ptx;
   const int warp = wg_thread / 32, lane = wg_thread % 32;
-  const int warp_row0 = row0 + warp * 16;
+  const int warp_row0 = row0 + warp * T::EPI_ROWS;
   if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
   uint8_t* bufs = epi + warp * 2 * T::EPI_BYTES;
   const int r_lo = lane / 4;  // rows r_lo and r_lo + 8 of the warp's 16
@@ -333,7 +334,7 @@ __global__ void __launch_bounds__(384, 1)
     // ---------------- ping-pong consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // owns the CTA's work units w, w + 2, w + 4, ... (local order)
-    uint8_t* epi = smem + T::OFF_EPI + w * 4 * 2 * T::EPI_BYTES;
+    uint8_t* epi = smem + T::OFF_EPI + w * T::EPI_WG_BYTES;
     uint32_t epi_count = 0;
     // Ordering barriers 3 and 4: warpgroup w waits on 3 + w for its turn at the tensor cores; the
     // other warpgroup arrives there once it has issued its last k-block. The producer fills the
@@ -397,7 +398,7 @@ __global__ void __launch_bounds__(384, 1)
     // ---------------- cooperative consumers ----------------
     setmaxnreg_inc<T::CONSUMER_REGS>();
     const int w = wg - 1;  // 0 or 1: rows [64w, 64w + 64) of the tile
-    uint8_t* epi = smem + T::OFF_EPI + w * 4 * 2 * T::EPI_BYTES;
+    uint8_t* epi = smem + T::OFF_EPI + w * T::EPI_WG_BYTES;
     uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
     // One word per warpgroup: thread 0's "this split is the last" broadcast to its warpgroup.
     __shared__ int last_flag[T::CONSUMERS];
