@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "copy_presets.hpp"
 #include "copy_probes.cuh"
 #include "kernels/stream_copy.cuh"
 

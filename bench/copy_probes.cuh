@@ -116,7 +116,7 @@ __device__ __forceinline__ void produce_pieces(hk::detail::copy_pipe<Stages>& pi
                                                uint32_t pieces, const hk::detail::chunk_range& cr,
                                                const hk::stream_knobs& k) {
   const bool hint = k.load_policy != hk::l2_evict::none;
-  const uint64_t policy = hint ? hk::detail::l2_policy(k.load_policy) : 0;
+  const uint64_t policy = hint ? hk::detail::l2_policy(hk::detail::copy_target{}, k.load_policy) : 0;
   const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
   const uint32_t piece = stage_bytes / pieces;
   auto s = pipe.producer_start();
@@ -130,7 +130,8 @@ __device__ __forceinline__ void produce_pieces(hk::detail::copy_pipe<Stages>& pi
     uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
     pipe.acquire(s, n);
     for (uint32_t o = 0; o < n; o += piece)
-      hk::detail::load_chunk(stage + o, src + off + o, n - o < piece ? n - o : piece, &pipe.full(s), hint, policy);
+      hk::detail::load_chunk(hk::detail::copy_target{}, hopper::smem<uint8_t>(stage + o), hopper::gmem<const uint8_t>(src + off + o),
+                             n - o < piece ? n - o : piece, pipe.full(s), hint, policy);
   }
   pipe.drain(s);
 }
@@ -146,7 +147,7 @@ __global__ void __launch_bounds__(64) bulk_read_kernel(const uint8_t* __restrict
   pipe_t pipe = pipe_t::init(ring, hopper::pipeline_params{1u, 1u, false});
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint64_t chunks = (bytes + stage_bytes - 1) / stage_bytes;
-  const hk::detail::chunk_range cr = hk::detail::cta_chunks(chunks, k.order);
+  const hk::detail::chunk_range cr = hk::detail::cta_chunks(hk::detail::copy_target{}, chunks, k.order);
   if (warp == 0) {
     if (lane == 0) produce_pieces(pipe, stage_mem, src, bytes, stage_bytes, pieces, cr, k);
   } else {
@@ -172,9 +173,9 @@ __global__ void __launch_bounds__(32) bulk_write_kernel(uint8_t* __restrict__ ds
   __syncwarp();
   if (threadIdx.x != 0) return;
   const bool hint = k.store_policy != hk::l2_evict::none;
-  const uint64_t policy = hint ? hk::detail::l2_policy(k.store_policy) : 0;
+  const uint64_t policy = hint ? hk::detail::l2_policy(hk::detail::copy_target{}, k.store_policy) : 0;
   const uint64_t chunks = (bytes + stage_bytes - 1) / stage_bytes;
-  const hk::detail::chunk_range cr = hk::detail::cta_chunks(chunks, k.order);
+  const hk::detail::chunk_range cr = hk::detail::cta_chunks(hk::detail::copy_target{}, chunks, k.order);
   const uint32_t piece = stage_bytes / pieces;
   uint32_t at = 0;
   for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
@@ -182,7 +183,8 @@ __global__ void __launch_bounds__(32) bulk_write_kernel(uint8_t* __restrict__ ds
     const uint32_t n = hk::detail::chunk_bytes(off, bytes, stage_bytes);
     const uint8_t* stage = stage_mem + size_t(at) * stage_bytes;
     for (uint32_t o = 0; o < n; o += piece)
-      hk::detail::store_chunk(dst + off + o, stage + o, n - o < piece ? n - o : piece, hint, policy);
+      hk::detail::store_chunk(hk::detail::copy_target{}, hopper::gmem<uint8_t>(dst + off + o),
+                                hopper::smem<const uint8_t>(stage + o), n - o < piece ? n - o : piece, hint, policy);
     ptx::cp_async_bulk_commit_group();
     ptx::cp_async_bulk_wait_group_read<Lag>();
     at = at + 1 == stages ? 0 : at + 1;
@@ -203,12 +205,12 @@ __global__ void __launch_bounds__(64) split_copy_kernel(uint8_t* __restrict__ ds
   pipe_t pipe = pipe_t::init(ring, hopper::pipeline_params{1u, 1u, false});
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint64_t chunks = (bytes + stage_bytes - 1) / stage_bytes;
-  const hk::detail::chunk_range cr = hk::detail::cta_chunks(chunks, k.order);
+  const hk::detail::chunk_range cr = hk::detail::cta_chunks(hk::detail::copy_target{}, chunks, k.order);
   if (warp == 0) {
     if (lane == 0) produce_pieces(pipe, stage_mem, src, bytes, stage_bytes, load_pieces, cr, k);
   } else {
     const bool hint = k.store_policy != hk::l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? hk::detail::l2_policy(k.store_policy) : 0;
+    const uint64_t policy = hint && lane == 0 ? hk::detail::l2_policy(hk::detail::copy_target{}, k.store_policy) : 0;
     const uint32_t piece = stage_bytes / store_pieces;
     auto s = pipe.consumer_start();
     auto r = s;
@@ -217,12 +219,15 @@ __global__ void __launch_bounds__(64) split_copy_kernel(uint8_t* __restrict__ ds
       const uint64_t off = c * stage_bytes;
       const uint32_t n = hk::detail::chunk_bytes(off, bytes, stage_bytes);
       const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
-      hk::detail::store_and_release<Stages, 1>(pipe, s, r, lane, [&] {
+      hk::detail::copy_target t;
+      hk::detail::store_and_release<1>(t, pipe, s, r, lane, [&] {
         for (uint32_t o = 0; o < n; o += piece)
-          hk::detail::store_chunk(dst + off + o, stage + o, n - o < piece ? n - o : piece, hint, policy);
+          hk::detail::store_chunk(hk::detail::copy_target{}, hopper::gmem<uint8_t>(dst + off + o),
+                                hopper::smem<const uint8_t>(stage + o), n - o < piece ? n - o : piece, hint, policy);
       });
     }
-    hk::detail::finish_stores<Stages>(pipe, s, r, lane);
+    hk::detail::copy_target t;
+    hk::detail::finish_stores(t, pipe, s, r, lane);
   }
 }
 

@@ -1,36 +1,12 @@
 // Streaming copies through shared memory at the speed of the memory itself (seed §3, §10, §19):
-// the copy engine moves every byte in the background, in both directions, while one thread per
-// direction only issues. Three kernels share one structure:
+// the copy engine moves every byte in the background while one thread per direction only issues.
+// The kernel bodies are written once over a target in kernels/stream_copy_body.hpp (they run on
+// the host model too); this file holds their __global__ entries on the device target and the
+// host launchers users call:
 //
-//   stream_copy_1d      cp.async.bulk global -> shared (mbarrier), cp.async.bulk shared -> global
-//   stream_copy_2d      the same through 2-D tensor maps (cp.async.bulk.tensor.2d)
-//   stream_axpb_bf16    y = a*x + b in bf16: consumer warps transform each stage in shared memory
-//                       between the load and the store
-//
-// Per CTA (persistent: at most blocks_per_sm CTAs per SM, chunk c goes to CTA c % grid):
-//   warp 0, lane 0   producer: pipeline.acquire (wait empty, arrive.expect_tx), bulk load
-//   warp 1, lane 0   storer: wait until the stage is ready, bulk store, commit_group; the stage
-//                    is released (empty barrier) only after wait_group.read<Lag> says its store
-//                    has finished reading it, so up to Lag stores read shared memory at once
-//   warps 2..        (fused only) transform warps: wait full, y = a*x + b in place,
-//                    fence.proxy.async.shared::cta, arrive on the stage's `ready` barrier
-// The bytes past the last multiple of 16 (2-D: past the last whole 1 KiB row) are copied with
-// ordinary loads and stores by CTA 0, since a bulk copy moves only multiples of 16 bytes.
-//
-// The 1-D and fused kernels also have a store path off the TMA unit (store_path::st_global):
-//   warp 0, lane 0   producer: the same bulk loads into the stages
-//   warps 1..W       store warps: wait full, ld.shared 16 B per thread, (fused: y = a*x + b in
-//                    registers), st.global 16 B per thread, then each warp releases the stage
-// so the copy engine carries only the loads and the stores leave through W warps' load/store
-// units, the way an ordinary copy kernel writes.
-//
-// Two schedules walk the chunks with the same kernel bodies (stream_copy_config::sched):
-//   persistent   at most blocks_per_sm CTAs per SM, each walks chunk c, c + grid, ... (or one
-//                contiguous run) through its ring, wrapping it many times
-//   per_tile     one short-lived CTA per `tile_chunks` consecutive chunks (grid = chunks /
-//                tile_chunks): it loads them into its own small ring, stores them, waits only
-//                until its stores have read shared memory (wait_group.read), and exits; the
-//                hardware block scheduler hands out the next tiles as CTAs retire
+//   stream_copy_1d      1-D copy (default: per-tile, bulk loads, st.global from 4 store warps)
+//   stream_copy_2d      the same through 2-D tensor maps (cp.async.bulk.tensor.2d both ways)
+//   stream_axpb_bf16    y = a*x + b in bf16 between the load and the store
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -42,516 +18,67 @@
 #include <string>
 #include <type_traits>
 
+#include "hopper/device_target.cuh"
 #include "hopper/pipeline.cuh"
-#include "hopper/pipeline_backend_device.cuh"
-#include "hopper/ptx/cp_async_bulk.cuh"
-#include "hopper/ptx/cp_async_bulk_tensor.cuh"
-#include "hopper/ptx/createpolicy.cuh"
-#include "hopper/ptx/fence.cuh"
-#include "hopper/ptx/ld_st.cuh"
-#include "hopper/ptx/mbarrier.cuh"
 #include "hopper/tensor_map.hpp"
+#include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 
-// Which chunks a CTA copies: chunk c goes to CTA c % grid (neighbouring CTAs work on neighbouring
-// chunks at the same time), or each CTA takes one contiguous run of chunks.
-enum class chunk_order : uint8_t { interleaved, contiguous };
-
-// L2 eviction priority given to a copy's accesses (.L2::cache_hint with createpolicy.fractional);
-// none issues the plain instruction.
-enum class l2_evict : uint8_t { none, first, normal, last };
-
-// How a stage leaves shared memory: one bulk store per stage from the TMA unit (cp.async.bulk
-// shared -> global), or 16-byte ld.shared + st.global from `store_warps` warps (1-D and fused only).
-enum class store_path : uint8_t { bulk, st_global };
-
-// How chunks are handed to CTAs: a persistent grid that walks them (each CTA wraps its ring), or
-// one short-lived CTA per tile of `tile_chunks` chunks (docs/copy.md, "Why 0.94x" and run 9).
-enum class schedule : uint8_t { persistent, per_tile };
-
-// The knobs of a streaming copy; the benchmark sweeps them.
-struct stream_copy_config {
-  uint32_t stages = 8;             // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
-  uint32_t stage_bytes = 24576;    // bytes per stage: multiple of 16 (2-D: of 1024)
-  uint32_t blocks_per_sm = 1;      // CTAs per SM of the persistent grid
-  uint32_t store_lag = 1;          // stores still reading shared memory before a release: 0, 1, 2
-  uint32_t transform_warps = 4;    // fused only: warps that compute y = a*x + b (1..16)
-  uint32_t prefetch_chunks = 0;    // cp.async.bulk.prefetch.L2 of the CTA's chunk this many ahead (0: none)
-  l2_evict load_policy = l2_evict::none;   // L2 priority of the bulk loads
-  l2_evict store_policy = l2_evict::none;  // L2 priority of the bulk stores
-  chunk_order order = chunk_order::interleaved;
-  store_path path = store_path::bulk;
-  uint32_t store_warps = 8;        // st_global only: warps that read the stages and store (1..16)
-  bool streaming_store = false;    // st_global only: st.global.cs instead of st.global (no store_policy then)
-  schedule sched = schedule::persistent;
-  uint32_t tile_chunks = 1;        // per_tile only: chunks of stage_bytes per CTA (1..16); the
-                                   // ring holds min(stages, tile_chunks) of them
-};
-
-// The persistent 1-D copy's best of the H200 sweeps (docs/copy.md, run 4): bulk stores, 8 x 24 KiB,
-// one CTA per SM, an L2 prefetch two chunks ahead and evict_first on loads and stores (0.92-0.95x
-// memcpy from 256 MiB up). The 2-D kernel measured best with stream_copy_config{} (no prefetch,
-// no hint). The persistent st_global store path did not beat it (0.917-0.937x, same run).
-inline stream_copy_config stream_copy_1d_bulk_default() {
-  stream_copy_config c;
-  c.prefetch_chunks = 2;
-  c.load_policy = l2_evict::first;
-  c.store_policy = l2_evict::first;
-  return c;
-}
-
-// The persistent st_global path's best of the H200 sweep (docs/copy.md): bulk loads into 6 x 32 KiB,
-// one CTA per SM, 16 store warps with plain st.global (.cs measured 0.7% slower), no prefetch, no hint.
-inline stream_copy_config stream_copy_st_global_default() {
-  stream_copy_config c;
-  c.stages = 6;
-  c.stage_bytes = 32768;
-  c.path = store_path::st_global;
-  c.store_warps = 16;
-  return c;
-}
-
-// The per-tile schedule with the copy engine both ways (docs/copy.md, run 9): one CTA of two warps
-// per 4 KiB chunk, one bulk load, one bulk store. H200: 0.989-0.995x memcpy from 256 MiB up
-// (the persistent default: 0.924-0.945x, same run).
-inline stream_copy_config stream_copy_per_tile_default() {
-  stream_copy_config c;
-  c.sched = schedule::per_tile;
-  c.stages = 2;
-  c.stage_bytes = 4096;
-  c.tile_chunks = 1;
-  return c;
-}
-
-// The best point of the per-tile sweep (run 9), for the plain copy and the fused kernel alike: one
-// CTA per 4 KiB chunk, a bulk load, then 4 store warps with st.global (one vector per thread per
-// pass; 12 CTAs per SM fit). H200: plain copy 0.993-1.005x memcpy from 256 MiB up, fused
-// 0.973-1.004x (persistent defaults 0.924-0.945x and 0.919-0.934x, same run).
-inline stream_copy_config stream_copy_per_tile_st_global_default() {
-  stream_copy_config c = stream_copy_per_tile_default();
-  c.path = store_path::st_global;
-  c.store_warps = 4;
-  return c;
-}
-
-// The 1-D launcher's default: the per-tile st_global configuration, 5-7 points ahead of the
-// persistent one (stream_copy_1d_bulk_default()) at every size from 256 MiB up.
-inline stream_copy_config stream_copy_1d_default() { return stream_copy_per_tile_st_global_default(); }
-
-// The fused kernel's default: the same per-tile st_global configuration (the persistent st_global
-// default, stream_copy_st_global_default(), measured 0.919-0.934x in the same run; the per-tile
-// bulk store path with transform warps 0.89-0.92x).
-inline stream_copy_config stream_axpb_bf16_default() { return stream_copy_per_tile_st_global_default(); }
-
-// The runtime knobs the kernels read (the shape knobs are template or launch parameters).
-struct stream_knobs {
-  uint32_t prefetch_chunks;
-  l2_evict load_policy, store_policy;
-  chunk_order order;
-  uint32_t tile_chunks;  // 0: persistent schedule; n > 0: per_tile, n chunks per CTA
-};
-
-inline stream_knobs knobs_of(const stream_copy_config& c) {
-  return {c.prefetch_chunks, c.load_policy, c.store_policy, c.order,
-          c.sched == schedule::per_tile ? c.tile_chunks : 0u};
-}
-
-// Row of the 2-D view: 256 x 4-byte elements, so one box is {256, stage_bytes / 1024}; the
-// 227 KiB shared-memory limit keeps a stage below the 256-row box limit.
-inline constexpr uint32_t stream_copy_2d_row_bytes = 1024;
-
 namespace detail {
-
-inline constexpr uint32_t producer_warp = 0;
-inline constexpr uint32_t storer_warp = 1;
-
 template <int Stages>
-using copy_pipe = pipeline<Stages, basic_device_backend<false>>;
-
-// Storer side of every variant: after `ready` (full, or transformed) the store of the stage is
-// issued and committed; the stage is released to the producer only once wait_group.read<Lag>
-// shows its store no longer reads it (seed §16, §19.4). `r` trails `s` by at most Lag stages.
-template <int Stages, int Lag, class Store>
-__device__ __forceinline__ void store_and_release(copy_pipe<Stages>& pipe, typename copy_pipe<Stages>::state& s,
-                                                  typename copy_pipe<Stages>::state& r, uint32_t lane,
-                                                  Store&& store) {
-  if (lane == 0) {
-    store();
-    ptx::cp_async_bulk_commit_group();
-  }
-  ++s;
-  if (s.iter() > uint32_t(Lag)) {
-    if (lane == 0) ptx::cp_async_bulk_wait_group_read<Lag>();
-    pipe.release(r);  // __syncwarp, then lane 0 arrives on r's empty barrier
-    ++r;
-  }
-}
-
-// The storer's tail: every outstanding store has read its stage (release them all); with
-// `wait_writes`, every store has also written global memory before the CTA exits. A per-tile
-// CTA leaves without it: once its stores have read shared memory the CTA owns nothing they use,
-// and their writes complete on their own before the grid does, as plain st.global's do; waiting
-// would hold the CTA's slot for the write latency of every tile.
-template <int Stages>
-__device__ __forceinline__ void finish_stores(copy_pipe<Stages>& pipe, typename copy_pipe<Stages>::state& s,
-                                              typename copy_pipe<Stages>::state& r, uint32_t lane,
-                                              bool wait_writes = true) {
-  if (lane == 0) ptx::cp_async_bulk_wait_group_read<0>();
-  for (; r.iter() < s.iter(); ++r) pipe.release(r);
-  if (wait_writes && lane == 0) ptx::cp_async_bulk_wait_group<0>();
-}
-
-// The chunks of this CTA: first, first + step, ... below end.
-struct chunk_range {
-  uint64_t first, end, step;
-};
-
-__device__ __forceinline__ chunk_range cta_chunks(uint64_t chunks, chunk_order order) {
-  if (order == chunk_order::interleaved) return {blockIdx.x, chunks, gridDim.x};
-  const uint64_t per = chunks / gridDim.x, extra = chunks % gridDim.x, b = blockIdx.x;
-  const uint64_t first = b * per + (b < extra ? b : extra);
-  return {first, first + per + (b < extra ? 1u : 0u), 1};
-}
-
-// The same for either schedule: per_tile gives CTA b the chunks b*n .. b*n + n - 1 (fewer at the end).
-__device__ __forceinline__ chunk_range cta_chunks(uint64_t chunks, const stream_knobs& k) {
-  if (k.tile_chunks == 0) return cta_chunks(chunks, k.order);
-  const uint64_t first = uint64_t(blockIdx.x) * k.tile_chunks, end = first + k.tile_chunks;
-  return {first, end < chunks ? end : chunks, 1};
-}
-
-// The createpolicy for a priority (none never reaches here: the caller issues the plain form).
-__device__ __forceinline__ uint64_t l2_policy(l2_evict e) {
-  switch (e) {
-    case l2_evict::first: return ptx::createpolicy_fractional_L2_evict_first();
-    case l2_evict::last: return ptx::createpolicy_fractional_L2_evict_last();
-    default: return ptx::createpolicy_fractional_L2_evict_normal();
-  }
-}
-
-// One bulk load of a chunk, with or without a cache hint.
-__device__ __forceinline__ void load_chunk(void* stage, const void* src, uint32_t n, uint64_t* bar, bool hint,
-                                           uint64_t policy) {
-  if (hint)
-    ptx::cp_async_bulk_shared_cluster_global(stage, src, n, bar, policy);
-  else
-    ptx::cp_async_bulk_shared_cluster_global(stage, src, n, bar);
-}
-
-__device__ __forceinline__ void store_chunk(void* dst, const void* stage, uint32_t n, bool hint, uint64_t policy) {
-  if (hint)
-    ptx::cp_async_bulk_global_shared_cta(dst, stage, n, policy);
-  else
-    ptx::cp_async_bulk_global_shared_cta(dst, stage, n);
-}
-
-__device__ __forceinline__ uint32_t chunk_bytes(uint64_t off, uint64_t total, uint32_t stage_bytes) {
-  const uint64_t left = total - off;
-  return left < stage_bytes ? uint32_t(left) : stage_bytes;
-}
-
-// y = a*x + b for one bf16: fp32 FMA (one rounding), then round to nearest even.
-__device__ __forceinline__ __nv_bfloat16 axpb(__nv_bfloat16 x, float a, float b) {
-  return __float2bfloat16_rn(__fmaf_rn(a, __bfloat162float(x), b));
-}
-
-__device__ __forceinline__ uint32_t axpb2(uint32_t packed, float a, float b) {
-  __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162*>(&packed);
-  v.x = axpb(v.x, a, b);
-  v.y = axpb(v.y, a, b);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// The producer of the 1-D and fused kernels (one thread): for each of the CTA's chunks, an
-// optional L2 prefetch `prefetch_chunks` ahead (issued before the wait for a free stage, so DRAM
-// reads run ahead of what shared memory holds), then acquire (wait empty, arrive.expect_tx) and
-// one bulk load completing on the stage's full barrier; finally wait for every stage's release.
-template <int Stages>
-__device__ __forceinline__ void produce_bulk(copy_pipe<Stages>& pipe, uint8_t* stage_mem, const uint8_t* src,
-                                             uint64_t bulk, uint32_t stage_bytes, const chunk_range& cr,
-                                             const stream_knobs& k) {
-  const bool hint = k.load_policy != l2_evict::none;
-  const uint64_t policy = hint ? l2_policy(k.load_policy) : 0;
-  const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
-  auto s = pipe.producer_start();
-  for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
-    if (ahead != 0 && c + ahead < cr.end) {
-      const uint64_t pf = (c + ahead) * stage_bytes;
-      ptx::cp_async_bulk_prefetch_L2_global(src + pf, chunk_bytes(pf, bulk, stage_bytes));
-    }
-    const uint64_t off = c * stage_bytes;
-    const uint32_t n = chunk_bytes(off, bulk, stage_bytes);
-    pipe.acquire(s, n);
-    load_chunk(stage_mem + size_t(s.index()) * stage_bytes, src + off, n, &pipe.full(s), hint, policy);
-  }
-  pipe.drain(s);
-}
-
-// The store of one 16-byte vector from registers on the st_global path.
-enum class st_kind : int { wb, cs, hint };
-
-template <st_kind K>
-__device__ __forceinline__ void st16(uint8_t* gmem, uint4 v, uint64_t policy) {
-  if constexpr (K == st_kind::cs)
-    ptx::st_global_cs_v4_u32(gmem, v);
-  else if constexpr (K == st_kind::hint)
-    ptx::st_global_L2_cache_hint_v4_u32(gmem, v, policy);
-  else
-    ptx::st_global_v4_u32(gmem, v);
-}
-
-// The fused kernels' transform of 16 bytes (8 bf16); the plain copy passes them through.
-template <bool Axpb>
-__device__ __forceinline__ uint4 transform16(uint4 v, float a, float b) {
-  if constexpr (Axpb) {
-    v.x = axpb2(v.x, a, b);
-    v.y = axpb2(v.y, a, b);
-    v.z = axpb2(v.z, a, b);
-    v.w = axpb2(v.w, a, b);
-  }
-  return v;
-}
-
+using copy_pipe = pipeline<Stages, basic_device_target<false>>;
+using copy_target = basic_device_target<false>;
 }  // namespace detail
 
-// ---- 1-D: cp.async.bulk both ways ----------------------------------------------------------
+// ---- __global__ entries: the bodies on the device target ------------------------------------
 
 template <int Stages, int Lag>
 __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
                                                             uint64_t bytes, uint32_t stage_bytes, stream_knobs k) {
-  using pipe_t = detail::copy_pipe<Stages>;
-  __shared__ typename pipe_t::storage ring;
+  __shared__ typename detail::copy_pipe<Stages>::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false});  // one releasing warp: the storer
-
-  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint64_t bulk = bytes & ~uint64_t(15);
-  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
-
-  if (warp == detail::producer_warp) {
-    if (lane == 0) {
-      detail::produce_bulk(pipe, stage_mem, src, bulk, stage_bytes, cr, k);
-    } else if (blockIdx.x == 0) {
-      for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last < 16 bytes
-    }
-  } else {
-    const bool hint = k.store_policy != l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(k.store_policy) : 0;
-    auto s = pipe.consumer_start();
-    auto r = s;
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
-      pipe.wait(s);
-      const uint64_t off = c * stage_bytes;
-      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
-      detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
-        detail::store_chunk(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
-      });
-    }
-    detail::finish_stores<Stages>(pipe, s, r, lane, k.tile_chunks == 0);
-  }
+  detail::copy_target t;
+  copy_1d_body<Stages, Lag>(t, ring, smem<uint8_t>(stage_mem), gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes,
+                            stage_bytes, k);
 }
 
-// ---- 2-D: cp.async.bulk.tensor.2d both ways --------------------------------------------------
-
-// `rows` whole 1 KiB rows go through the maps (boxes of stage_bytes / 1024 rows; the last box may
-// reach past the tensor: its load is zero-filled, its store clipped); the `bytes - rows * 1024`
-// bytes after them are copied by CTA 0 with ordinary loads and stores.
 template <int Stages, int Lag>
 __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constant__ tensor_map dst_map,
                                                             const __grid_constant__ tensor_map src_map,
                                                             uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
                                                             uint64_t bytes, uint32_t rows, uint32_t box_rows,
                                                             stream_knobs k) {
-  using pipe_t = detail::copy_pipe<Stages>;
-  __shared__ typename pipe_t::storage ring;
+  __shared__ typename detail::copy_pipe<Stages>::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false});
-
-  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint32_t chunks = (rows + box_rows - 1) / box_rows;
-  const uint32_t stage_bytes = box_rows * stream_copy_2d_row_bytes;
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
-
-  if (warp == detail::producer_warp) {
-    if (lane == 0) {
-      if (cr.first < cr.end) {
-        ptx::prefetch_tensormap(src_map);
-        ptx::prefetch_tensormap(dst_map);
-      }
-      const bool hint = k.load_policy != l2_evict::none;
-      const uint64_t policy = hint ? detail::l2_policy(k.load_policy) : 0;
-      const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
-      auto s = pipe.producer_start();
-      for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
-        if (ahead != 0 && c + ahead < cr.end)
-          ptx::cp_async_bulk_prefetch_tensor_L2_global(src_map, 0, int32_t((c + ahead) * box_rows));
-        pipe.acquire(s, src_map.box_bytes());  // the whole box: OOB rows are filled, and counted
-        void* stage = stage_mem + size_t(s.index()) * stage_bytes;
-        if (hint)
-          ptx::cp_async_bulk_tensor_shared_cluster_global_hint(stage, src_map, &pipe.full(s), policy, 0,
-                                                               int32_t(c * box_rows));
-        else
-          ptx::cp_async_bulk_tensor_shared_cluster_global(stage, src_map, &pipe.full(s), 0, int32_t(c * box_rows));
-      }
-      pipe.drain(s);
-    } else if (blockIdx.x == 0) {
-      const uint64_t from = uint64_t(rows) * stream_copy_2d_row_bytes;
-      for (uint64_t i = from + (lane - 1); i < bytes; i += 31) dst[i] = src[i];  // the last partial row
-    }
-  } else {
-    const bool hint = k.store_policy != l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(k.store_policy) : 0;
-    auto s = pipe.consumer_start();
-    auto r = s;
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
-      pipe.wait(s);
-      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
-      detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
-        if (hint)
-          ptx::cp_async_bulk_tensor_global_shared_cta_hint(dst_map, stage, policy, 0, int32_t(c * box_rows));
-        else
-          ptx::cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(c * box_rows));
-      });
-    }
-    detail::finish_stores<Stages>(pipe, s, r, lane, k.tile_chunks == 0);
-  }
+  detail::copy_target t;
+  copy_2d_body<Stages, Lag>(t, ring, smem<uint8_t>(stage_mem), dst_map, src_map, gmem<uint8_t>(dst),
+                            gmem<const uint8_t>(src), bytes, rows, box_rows, k);
 }
-
-// ---- fused: y = a*x + b in bf16 between the load and the store --------------------------------
 
 template <int Stages, int Lag>
 __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfloat16* __restrict__ y,
                                                                         const __nv_bfloat16* __restrict__ x,
                                                                         uint64_t n, float a, float b,
                                                                         uint32_t stage_bytes, stream_knobs k) {
-  using pipe_t = detail::copy_pipe<Stages>;
-  __shared__ typename pipe_t::storage ring;
-  __shared__ uint64_t ready[Stages];  // transform warps -> storer: the stage is rewritten
+  __shared__ typename detail::copy_pipe<Stages>::storage ring;
+  __shared__ detail::ready_barriers<Stages, detail::copy_target> ready;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
-  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint32_t transform_warps = blockDim.x / 32u - 2u;
-  if (threadIdx.x == 0)
-    for (int i = 0; i < Stages; ++i) ptx::mbarrier_init(&ready[i], transform_warps);
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false});  // its CTA barrier covers `ready`
-
-  const uint64_t bytes = n * 2u;
-  const uint64_t bulk = bytes & ~uint64_t(15);
-  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
-  const uint8_t* src = reinterpret_cast<const uint8_t*>(x);
-  uint8_t* dst = reinterpret_cast<uint8_t*>(y);
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
-
-  if (warp == detail::producer_warp) {
-    if (lane == 0) {
-      detail::produce_bulk(pipe, stage_mem, src, bulk, stage_bytes, cr, k);
-    } else if (blockIdx.x == 0) {
-      for (uint64_t i = bulk / 2 + (lane - 1); i < n; i += 31) y[i] = detail::axpb(x[i], a, b);
-    }
-  } else if (warp == detail::storer_warp) {
-    const bool hint = k.store_policy != l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(k.store_policy) : 0;
-    auto s = pipe.consumer_start();
-    auto r = s;
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
-      // acquire: the transform warps' generic writes, fenced to the async proxy, come first.
-      mbarrier(&ready[s.index()]).wait(s.parity());
-      const uint64_t off = c * stage_bytes;
-      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
-      detail::store_and_release<Stages, Lag>(pipe, s, r, lane, [&] {
-        detail::store_chunk(dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
-      });
-    }
-    detail::finish_stores<Stages>(pipe, s, r, lane, k.tile_chunks == 0);
-  } else {
-    const uint32_t t = (warp - 2u) * 32u + lane, threads = transform_warps * 32u;
-    auto s = pipe.consumer_start();
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
-      pipe.wait(s);  // try_wait.parity.acquire: the loaded bytes are visible to these loads
-      const uint32_t vecs = detail::chunk_bytes(c * stage_bytes, bulk, stage_bytes) / 16u;
-      uint4* stage = reinterpret_cast<uint4*>(stage_mem + size_t(s.index()) * stage_bytes);
-      for (uint32_t i = t; i < vecs; i += threads) {
-        uint4 v = stage[i];
-        v.x = detail::axpb2(v.x, a, b);
-        v.y = detail::axpb2(v.y, a, b);
-        v.z = detail::axpb2(v.z, a, b);
-        v.w = detail::axpb2(v.w, a, b);
-        stage[i] = v;
-      }
-      // seed §9.3: each writer orders its own st.shared before the async proxy's reads, then the
-      // warp's arrive.release hands them to the storer.
-      ptx::fence_proxy_async_shared_cta();
-      __syncwarp();
-      if (lane == 0) (void)ptx::mbarrier_arrive<ptx::sem::release, ptx::scope::cta>(&ready[s.index()]);
-    }
-  }
+  detail::copy_target t;
+  axpb_body<Stages, Lag>(t, ring, ready, smem<uint8_t>(stage_mem), gmem<uint16_t>(reinterpret_cast<uint16_t*>(y)),
+                         gmem<const uint16_t>(reinterpret_cast<const uint16_t*>(x)), n, a, b, stage_bytes, k);
 }
 
-// ---- bulk loads, ordinary stores: cp.async.bulk in, ld.shared + st.global out ----------------
-
-// The 1-D copy (Axpb false) and the fused y = a*x + b (Axpb true, `bytes` = 2n) with the stores
-// off the TMA unit. Warp 0 lane 0 loads as in the bulk kernels; the other warps (blockDim / 32 - 1
-// of them, all consumers of the pipeline) read every stage 16 bytes per thread, transform in
-// registers, store to global memory and release the stage, one arrive per warp. No proxy fence is
-// needed on this path: shared memory is only read by the generic proxy (after the full barrier's
-// acquire) and only written by the copy engine (after the empty barrier's release/acquire).
 template <int Stages, bool Axpb, detail::st_kind K>
 __global__ void __launch_bounds__(32 + 16 * 32) stream_ldst_kernel(uint8_t* __restrict__ dst,
                                                                    const uint8_t* __restrict__ src, uint64_t bytes,
                                                                    uint32_t stage_bytes, stream_knobs k, float a,
                                                                    float b) {
-  using pipe_t = detail::copy_pipe<Stages>;
-  __shared__ typename pipe_t::storage ring;
+  __shared__ typename detail::copy_pipe<Stages>::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
-  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint32_t store_warps = blockDim.x / 32u - 1u;
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{store_warps, 1u, false});
-
-  const uint64_t bulk = bytes & ~uint64_t(15);
-  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
-  const detail::chunk_range cr = detail::cta_chunks(chunks, k);
-
-  if (warp == 0) {
-    if (lane == 0) {
-      detail::produce_bulk(pipe, stage_mem, src, bulk, stage_bytes, cr, k);
-    } else if (blockIdx.x == 0) {
-      if constexpr (Axpb) {  // the last < 8 elements
-        const auto* x = reinterpret_cast<const __nv_bfloat16*>(src);
-        auto* y = reinterpret_cast<__nv_bfloat16*>(dst);
-        for (uint64_t i = bulk / 2 + (lane - 1); i < bytes / 2; i += 31) y[i] = detail::axpb(x[i], a, b);
-      } else {  // the last < 16 bytes
-        for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst[i] = src[i];
-      }
-    }
-  } else {
-    const uint32_t t = threadIdx.x - 32u, threads = store_warps * 32u;
-    const uint64_t policy = K == detail::st_kind::hint ? detail::l2_policy(k.store_policy) : 0;
-    // Each thread has kBatch independent ld.shared in flight before its stores, so the shared
-    // memory latency is paid once per batch rather than once per vector.
-    constexpr uint32_t kBatch = 4;
-    auto s = pipe.consumer_start();
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step, ++s) {
-      pipe.wait(s);  // try_wait.parity.acquire: the bulk load's bytes are visible to ld.shared
-      const uint64_t off = c * stage_bytes;
-      const uint32_t vecs = detail::chunk_bytes(off, bulk, stage_bytes) / 16u;
-      const uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
-      uint8_t* out = dst + off;
-      uint32_t i = t;
-      for (; i + (kBatch - 1) * threads < vecs; i += kBatch * threads) {
-        uint4 v[kBatch];
-#pragma unroll
-        for (uint32_t u = 0; u < kBatch; ++u) v[u] = ptx::ld_shared_v4_u32(stage + size_t(i + u * threads) * 16u);
-#pragma unroll
-        for (uint32_t u = 0; u < kBatch; ++u)
-          detail::st16<K>(out + size_t(i + u * threads) * 16u, detail::transform16<Axpb>(v[u], a, b), policy);
-      }
-      for (; i < vecs; i += threads)
-        detail::st16<K>(out + size_t(i) * 16u, detail::transform16<Axpb>(ptx::ld_shared_v4_u32(stage + size_t(i) * 16u), a, b),
-                        policy);
-      pipe.release(s);  // __syncwarp, then lane 0's arrive.release: this warp's reads precede the refill
-    }
-  }
+  detail::copy_target t;
+  ldst_body<Stages, Axpb, K>(t, ring, smem<uint8_t>(stage_mem), gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes,
+                             stage_bytes, k, a, b);
 }
 
 // ---- host side -------------------------------------------------------------------------------

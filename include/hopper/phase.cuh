@@ -4,11 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HOPPER_HD __host__ __device__ __forceinline__
-#else
-#define HOPPER_HD inline
-#endif
+#include "hopper/hd.hpp"
 
 namespace hopper {
 

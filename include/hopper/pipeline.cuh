@@ -8,7 +8,9 @@
 //   using barrier_type;                          the object in shared memory
 //   static constexpr bool traced;                whether record() is called at all
 //   bool init_thread();                          the one thread that initialises the barriers
-//   void init(barrier_type&, uint32_t count);    mbarrier.init
+//   void init(barrier_type&, uint32_t count, const char* name, uint32_t index);
+//                                                mbarrier.init (the model names the barrier
+//                                                name[index] in its reports)
 //   void fence_init();                           fence.mbarrier_init.release.cluster
 //   void sync_cta(); void sync_cluster();        __syncthreads / barrier.cluster arrive+wait
 //   void arrive_expect_tx(barrier_type&, uint32_t bytes);   arrive.expect_tx.release.cta
@@ -25,20 +27,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "hopper/hd.hpp"
 #include "hopper/phase.cuh"
 #include "hopper/trace.cuh"
-
-// Host and device: the class is instantiated with a device backend (device code) and with the
-// model's backend (host code); each instantiation calls only its own side's functions, so the
-// host/device call check is turned off for these templates (nv_exec_check_disable).
-#if defined(__CUDACC__)
-#define HOPPER_PIPE_EXEC_CHECK_OFF _Pragma("nv_exec_check_disable")
-#define HOPPER_PIPE_FN __host__ __device__ __forceinline__
-#else
-#define HOPPER_PIPE_EXEC_CHECK_OFF
-#define HOPPER_PIPE_FN inline
-#endif
-#define HOPPER_PIPE_HD HOPPER_PIPE_EXEC_CHECK_OFF HOPPER_PIPE_FN
 
 namespace hopper {
 
@@ -60,7 +51,7 @@ struct pipeline_params {
 // Releases counted on one stage's empty barrier: one per releasing warp of every CTA that receives
 // the stage's bytes. With multicast a CTA's producer writes into all cluster CTAs, so it may only
 // refill the stage when the consumers of all of them have released it.
-HOPPER_PIPE_HD constexpr uint32_t empty_arrivals(const pipeline_params& p) {
+HOPPER_HD_TEMPLATE constexpr uint32_t empty_arrivals(const pipeline_params& p) {
   return p.consumer_warps * (p.multicast ? p.cluster_size : 1u);
 }
 
@@ -97,11 +88,11 @@ class pipeline {
   // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the async proxy
   // and the cluster, and a CTA or cluster barrier keeps anyone from using a barrier before it
   // exists (seed §12, §18).
-  HOPPER_PIPE_HD static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{}) {
+  HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{}) {
     if (be.init_thread()) {
       for (int s = 0; s < Stages; ++s) {
-        be.init(st.full[s], 1u);
-        be.init(st.empty[s], empty_arrivals(p));
+        be.init(st.full[s], 1u, "full", uint32_t(s));
+        be.init(st.empty[s], empty_arrivals(p), "empty", uint32_t(s));
       }
       // The inits are generic-proxy writes; the copy engine (async proxy) and peer CTAs signal
       // these barriers, so the initialising thread publishes them to both (seed §12).
@@ -116,18 +107,18 @@ class pipeline {
 
   // The producer starts on the opposite parity: at start every stage is empty, and a wait for
   // parity 1 on a fresh barrier (phase 0 in progress) succeeds at once (seed §13.1, §15).
-  HOPPER_PIPE_HD state producer_start() const { return state(0u, parity(1u)); }
-  HOPPER_PIPE_HD state consumer_start() const { return state(0u, parity(0u)); }
+  HOPPER_HD_TEMPLATE state producer_start() const { return state(0u, parity(1u)); }
+  HOPPER_HD_TEMPLATE state consumer_start() const { return state(0u, parity(0u)); }
 
-  HOPPER_PIPE_HD barrier_type& full(const state& s) const { return st_->full[s.index()]; }
-  HOPPER_PIPE_HD barrier_type& empty(const state& s) const { return st_->empty[s.index()]; }
-  HOPPER_PIPE_HD const pipeline_params& params() const { return p_; }
-  HOPPER_PIPE_HD Backend& backend() { return be_; }
+  HOPPER_HD_TEMPLATE barrier_type& full(const state& s) const { return st_->full[s.index()]; }
+  HOPPER_HD_TEMPLATE barrier_type& empty(const state& s) const { return st_->empty[s.index()]; }
+  HOPPER_HD_TEMPLATE const pipeline_params& params() const { return p_; }
+  HOPPER_HD_TEMPLATE Backend& backend() { return be_; }
 
   // Producer (one thread): wait until the stage is empty, then arm its full barrier with the
   // bytes the copies will deliver (mbarrier.arrive.expect_tx, seed §12.2). With multicast the
   // bytes are the whole stage, whichever CTAs' producers deliver them.
-  HOPPER_PIPE_HD void acquire(const state& s, uint32_t bytes) {
+  HOPPER_HD_TEMPLATE void acquire(const state& s, uint32_t bytes) {
     trace(trace::event::acquire_begin, s, 0);
     be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
     be_.arrive_expect_tx(st_->full[s.index()], bytes);
@@ -135,9 +126,9 @@ class pipeline {
   }
 
   // The same with the bytes derived from the stage's tile types.
-  HOPPER_PIPE_EXEC_CHECK_OFF
+  HOPPER_EXEC_CHECK_OFF
   template <class... Tiles>
-  HOPPER_PIPE_FN void acquire(const state& s) {
+  HOPPER_HD void acquire(const state& s) {
     static_assert(sizeof...(Tiles) > 0, "name the tile types the stage carries");
     static_assert(stage_bytes_of<Tiles...> % 16 == 0,
                   "a stage's bytes must be a multiple of 16 (cp.async.bulk size)");
@@ -146,11 +137,11 @@ class pipeline {
 
   // Producer: the stage's copies are issued. The copies complete the transaction count on the
   // full barrier themselves, so nothing is signalled here; it marks the timeline.
-  HOPPER_PIPE_HD void commit(const state& s) { trace(trace::event::commit, s, 0); }
+  HOPPER_HD_TEMPLATE void commit(const state& s) { trace(trace::event::commit, s, 0); }
 
   // Consumer (every thread of a consumer warp): wait until the stage's phase completed, i.e. all
   // its bytes landed; .acquire makes them visible to this thread's loads (seed §13.3).
-  HOPPER_PIPE_HD void wait(const state& s) {
+  HOPPER_HD_TEMPLATE void wait(const state& s) {
     trace(trace::event::wait_begin, s, 1);
     be_.wait(st_->full[s.index()], s.parity().value(), false);
     trace(trace::event::wait_end, s, 1);
@@ -161,9 +152,9 @@ class pipeline {
   // §16.1): this is the WAR guard. Without multicast lane 0 arrives on this CTA's barrier; with
   // multicast lane r arrives on CTA r's (mapa + .shared::cluster), since every CTA's producer
   // writes a slice into this CTA's stage. `Sem` says how the reads are ordered (release_sem).
-  HOPPER_PIPE_EXEC_CHECK_OFF
+  HOPPER_EXEC_CHECK_OFF
   template <release_sem Sem = release_sem::release>
-  HOPPER_PIPE_FN void release(const state& s) {
+  HOPPER_HD void release(const state& s) {
     be_.warp_sync();
     if (be_.warp_leader()) trace(trace::event::release, s, 1);
     if (p_.multicast && p_.cluster_size > 1) {
@@ -176,19 +167,19 @@ class pipeline {
   // Producer tail, from the state after its last acquire: wait for the release of every stage,
   // so that this CTA does not exit while consumers (its own, or a peer's arriving remotely) may
   // still arrive on its empty barriers. A stage never used passes at once (fresh parity).
-  HOPPER_PIPE_HD void drain(state s) {
+  HOPPER_HD_TEMPLATE void drain(state s) {
     trace(trace::event::drain_begin, s, 0);
     for (int k = 0; k < Stages; ++k, ++s) be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
     trace(trace::event::drain_end, s, 0);
   }
 
  private:
-  HOPPER_PIPE_HD pipeline(storage& st, const pipeline_params& p, Backend be)
+  HOPPER_HD_TEMPLATE pipeline(storage& st, const pipeline_params& p, Backend be)
       : st_(&st), p_(p), be_(be) {}
 
   // With tracing off this is empty after `if constexpr`; HOPPER_PIPELINE_NO_TRACE_HOOKS removes
   // even the call, which is the reference tests/host/pipeline_trace_sass.cpp compares against.
-  HOPPER_PIPE_HD void trace(trace::event e, const state& s, uint32_t role) {
+  HOPPER_HD_TEMPLATE void trace(trace::event e, const state& s, uint32_t role) {
 #if !defined(HOPPER_PIPELINE_NO_TRACE_HOOKS)
     if constexpr (Backend::traced) be_.record(e, s.index(), s.iter(), role);
 #else

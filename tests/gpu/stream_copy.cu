@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "bench/copy_presets.hpp"
 #include "kernels/stream_copy.cuh"
 
 namespace {

@@ -3,9 +3,11 @@
 // (cuobjdump --dump-sass), and counting instructions in the result. Plain C++ (no GoogleTest):
 // each test decides what a failure means.
 #pragma once
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -114,6 +116,54 @@ inline size_t count_containing(const std::vector<std::string>& instructions, con
   size_t n = 0;
   for (const auto& s : instructions) n += s.find(what) != std::string::npos;
   return n;
+}
+
+// The SASS of each function of a dump: mangled name -> its instructions (sass_instructions).
+inline std::vector<std::pair<std::string, std::vector<std::string>>> sass_functions(const std::string& sass) {
+  static const std::regex head(R"(Function : (\S+))");
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  std::stringstream ss(sass);
+  std::smatch m;
+  std::string body;
+  auto flush = [&] {
+    if (!out.empty()) out.back().second = sass_instructions(body);
+    body.clear();
+  };
+  for (std::string l; std::getline(ss, l);) {
+    if (std::regex_search(l, m, head)) {
+      flush();
+      out.push_back({m[1].str(), {}});
+    } else {
+      body += l + "\n";
+    }
+  }
+  flush();
+  return out;
+}
+
+// FNV-1a over the instructions (one newline after each): a digest that is the same on every
+// platform, so a reference file written on one machine checks another.
+inline uint64_t fnv1a(const std::vector<std::string>& instructions) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& s : instructions) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ uint64_t('\n')) * 1099511628211ull;
+  }
+  return h;
+}
+
+// The opcodes of `instructions` (guard predicates dropped, modifiers kept) with their counts,
+// sorted: what stays the same when only register allocation or instruction order changes.
+inline std::vector<std::string> opcode_histogram(const std::vector<std::string>& instructions) {
+  static const std::regex guard(R"(^@!?U?P[T0-9]+\s+)");
+  std::map<std::string, int> counts;
+  for (const auto& s : instructions) {
+    const std::string body = std::regex_replace(s, guard, "");
+    ++counts[body.substr(0, body.find(' '))];
+  }
+  std::vector<std::string> out;
+  for (const auto& [op, n] : counts) out.push_back(op + " " + std::to_string(n));
+  return out;
 }
 
 }  // namespace hopper_test

@@ -3,14 +3,9 @@
 #pragma once
 #include <cstdint>
 
+#include "qualifiers.hpp"
+
 namespace hopper::ptx {
-
-// The memory-ordering qualifier (.sem) of an instruction; which ones an instruction accepts is
-// checked by a static_assert in that instruction's function.
-enum class sem { release, relaxed, acquire, acq_rel, sc };
-
-// The scope qualifier (.scope): the set of threads that observe the ordering directly.
-enum class scope { cta, cluster, gpu, sys };
 
 // cvta.to.shared: the shared::cta window address of a generic pointer into this CTA's shared
 // memory. Operands of mbarrier.* and cp.async.bulk.* are 32-bit shared addresses.

@@ -19,7 +19,9 @@
 
 namespace hopper::model {
 
-enum class sem { release, relaxed };  // .release (default in PTX) or .relaxed (seed §17.3, §17.4)
+// The .sem of an arrive (.release, the default in PTX, or .relaxed) or of a wait (.acquire, the
+// default, or .relaxed) (seed §17.3, §17.4).
+enum class sem { release, relaxed, acquire };
 
 class barrier {
  public:
@@ -126,20 +128,20 @@ class barrier {
   }
 
   // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.2)
-  bool test_wait(uint32_t parity) {
+  bool test_wait(uint32_t parity, sem m = sem::acquire) {
     const int t = enter("mbarrier.test_wait.parity", true);
     const bool r = st_.test_wait_parity(parity);
-    if (r) acquire(t);
+    if (r) acquire(t, m);
     return r;
   }
   // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.1):
   // may return false although the phase completed (drawn from the seed in a random run; a
   // choice point, succeed or fail, while exploring every interleaving).
-  bool try_wait(uint32_t parity) { return poll(parity, true); }
+  bool try_wait(uint32_t parity, sem m = sem::acquire) { return poll(parity, true, m); }
   // The loop every kernel writes around try_wait.parity (seed §13.1, §15): blocks the task.
   // Its own polls fail spuriously only in random runs (exploring them would never end).
-  void wait(uint32_t parity) {
-    while (!poll(parity, false)) {
+  void wait(uint32_t parity, sem m = sem::acquire) {
+    while (!poll(parity, false, m)) {
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
                      [this, parity] { return "parity " + std::to_string(parity) + " of " + describe(); });
@@ -203,11 +205,11 @@ class barrier {
 
   // try_wait.parity: `program_call` when the program itself called try_wait (then a spurious
   // failure is also a choice point of an exhaustive exploration).
-  bool poll(uint32_t parity, bool program_call) {
+  bool poll(uint32_t parity, bool program_call, sem m = sem::acquire) {
     const int t = enter("mbarrier.try_wait.parity", true);
     bool r = st_.test_wait_parity(parity);
     if (r && s_.spurious(program_call)) r = false;
-    if (r) acquire(t);
+    if (r) acquire(t, m);
     return r;
   }
 
@@ -238,9 +240,14 @@ class barrier {
                        std::to_string(it->second) +
                        ", on which it arrived last: this arrival may be counted on that phase "
                        "(arrive of phase n+1 before a wait observed phase n)");
+    // .release publishes this task's history into the phase; .relaxed only its place in
+    // execution order (what it had observed is over, but none of its accesses are ordered).
+    const uint64_t now = s_.tick();
     if (m == sem::release) {
-      s_.tick();
       current_.join(s_.clock(t));
+    } else {
+      current_.join_execution_order(s_.clock(t));
+      s_.note_relaxed_arrive(t, now, name());
     }
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });
@@ -262,7 +269,14 @@ class barrier {
     }
   }
 
-  void acquire(int t) { s_.clock(t).join(completed_); }
+  // .acquire: what was released into the completed phases becomes ordered before this task's
+  // later accesses; .relaxed: only known to come before in execution order.
+  void acquire(int t, sem m = sem::acquire) {
+    if (m == sem::acquire)
+      s_.clock(t).join(completed_);
+    else
+      s_.clock(t).join_execution_order(completed_);
+  }
 
   scheduler& s_;
   int id_;

@@ -20,10 +20,15 @@ namespace hopper::model {
 
 struct hb_clock {
   std::vector<uint64_t> task;          // task[t]: the latest event of task t ordered before
+  std::vector<uint64_t> exec;          // exec[t]: ... before in execution order only (no memory)
   std::map<int, uint64_t> completed;   // completed[b]: phases of barrier b known complete
   std::map<int, uint64_t> observed;    // observed[b]: ... known complete in execution order only
 
   uint64_t of(int t) const { return size_t(t) < task.size() ? task[size_t(t)] : 0; }
+  // The latest event of task t known to come before, by memory ordering or by execution order
+  // alone: enough to know that an asynchronous read the task retired is over, never enough to
+  // read what the task wrote.
+  uint64_t exec_of(int t) const { return std::max(of(t), size_t(t) < exec.size() ? exec[size_t(t)] : 0); }
   // Phases of b known complete with memory ordering (what a read may rely on).
   uint64_t phases(int b) const { return get(completed, b); }
   // Phases of b known to be over, by memory ordering or by execution order alone (what an
@@ -35,19 +40,26 @@ struct hb_clock {
   }
   void learn(int b, uint64_t phases_done) { raise(completed, b, phases_done); }
   void join(const hb_clock& o) {
-    if (task.size() < o.task.size()) task.resize(o.task.size(), 0);
-    for (size_t i = 0; i < o.task.size(); ++i) task[i] = std::max(task[i], o.task[i]);
+    max_into(task, o.task);
+    max_into(exec, o.exec);
     for (const auto& [b, p] : o.completed) learn(b, p);
     for (const auto& [b, p] : o.observed) raise(observed, b, p);
   }
-  // An execution-order edge from `o` (the copy engine's complete_tx after its issue): every
-  // phase o knows to be over becomes observed; no task time, no memory ordering.
+  // An execution-order edge from `o` (the copy engine's complete_tx after its issue, a .relaxed
+  // arrive, a .relaxed wait): every event and phase o knows of comes before in execution order;
+  // no memory ordering.
   void join_execution_order(const hb_clock& o) {
+    max_into(exec, o.task);
+    max_into(exec, o.exec);
     for (const auto& [b, p] : o.completed) raise(observed, b, p);
     for (const auto& [b, p] : o.observed) raise(observed, b, p);
   }
 
  private:
+  static void max_into(std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+    if (a.size() < b.size()) a.resize(b.size(), 0);
+    for (size_t i = 0; i < b.size(); ++i) a[i] = std::max(a[i], b[i]);
+  }
   static uint64_t get(const std::map<int, uint64_t>& m, int b) {
     auto it = m.find(b);
     return it == m.end() ? 0 : it->second;

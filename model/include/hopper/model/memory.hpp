@@ -129,6 +129,27 @@ class buffer {
     return v;
   }
 
+  // atom.add / red.add by the current task on element `index`: atomics of tasks never race with
+  // each other (they are morally strong in the PTX memory model), so they are checked only
+  // against a copy in flight into the same bytes and leave no read or write behind them.
+  template <class T>
+  T atomic_add(size_t index, T v) {
+    static_assert(std::is_arithmetic<T>::value, "atomic_add of an arithmetic type");
+    const int t = s_.current();
+    s_.yield();
+    const size_t offset = index * sizeof(T);
+    range("atom.add", offset, sizeof(T));
+    for (size_t c = first(offset); c <= last(offset, sizeof(T)); ++c)
+      if (chunks_[c].inflight)
+        raw(c, s_.where(t) + " adds to it atomically while " + chunks_[c].inflight->what + " into it is in flight");
+    T old;
+    std::memcpy(&old, data_.data() + offset, sizeof(T));
+    const T sum = T(old + v);
+    std::memcpy(data_.data() + offset, &sum, sizeof(T));
+    s_.tick();
+    return old;
+  }
+
   // ---- for the copy engine (world.hpp) ----------------------------------------------------
   // A bulk copy issued by `issuer` (clock `c`) will write [offset, offset+n).
   void async_write_begin(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n) {
@@ -140,7 +161,8 @@ class buffer {
     }
   }
   // The bytes land, counted on `phase` of barrier `bar` (a copy into shared memory), or
-  // visible after the issuer's wait_group (bar < 0: a bulk store into global memory).
+  // visible after the issuer's wait_group (bar < 0: a bulk store into global memory). `bar_name`
+  // is the barrier's own name string, kept by reference.
   void async_write_land(const std::shared_ptr<bulk_op>& op, size_t offset, const uint8_t* src, size_t n,
                         int bar, const std::string& bar_name, uint64_t phase) {
     for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
@@ -148,7 +170,7 @@ class buffer {
       if (k.inflight == op) k.inflight.reset();
       k.wk = bar >= 0 ? wkind::phase : wkind::bulk;
       k.bar = bar;
-      k.bar_name = bar_name;
+      k.bar_name = bar >= 0 ? &bar_name : nullptr;
       k.bar_phase = phase;
       k.wop = op;
       k.reads.clear();
@@ -169,7 +191,7 @@ class buffer {
                     " with no fence.proxy.async by that task after its write and ordered before the copy (seed §9.3)");
       if (k.wk == wkind::phase && c.phases(k.bar) <= k.bar_phase)
         raw(ch, op->what + " reads bytes counted on phase " + std::to_string(k.bar_phase) + " of barrier " +
-                    k.bar_name + ", which the issuer has not observed complete");
+                    *k.bar_name + ", which the issuer has not observed complete");
       if (k.wk == wkind::bulk && (k.wop->write_retired == 0 || c.of(k.wop->issuer) < k.wop->write_retired))
         raw(ch, op->what + " reads bytes of " + k.wop->what + " not retired by wait_group before it");
       if (track) k.async_reads.push_back(op);
@@ -186,7 +208,7 @@ class buffer {
     int writer = -1;
     uint64_t wtime = 0;
     int bar = -1;
-    std::string bar_name;
+    const std::string* bar_name = nullptr;  // the barrier's own name (it outlives the buffer's use)
     uint64_t bar_phase = 0;
     std::shared_ptr<bulk_op> wop;       // the copy whose bytes these are
     std::shared_ptr<bulk_op> inflight;  // a copy writing here, not landed
@@ -229,7 +251,7 @@ class buffer {
       case wkind::phase:
         if (c.phases(k.bar) <= k.bar_phase)
           raw(ch, s_.where(t) + " reads bytes of " + k.wop->what + " counted on phase " + std::to_string(k.bar_phase) +
-                      " of barrier " + k.bar_name + ", which this task has not observed complete (stale data)");
+                      " of barrier " + *k.bar_name + ", which this task has not observed complete (stale data)");
         break;
       case wkind::bulk:
         if (k.wop->write_retired == 0 || (k.wop->issuer != t && c.of(k.wop->issuer) < k.wop->write_retired))
@@ -250,13 +272,17 @@ class buffer {
       if (op->read_retired == 0)
         war(ch, what + " while " + op->what + " may still be reading it "
                     "(no cp.async.bulk.wait_group.read by its issuer, seed §19.4)");
-      if (op->issuer != t && c.of(op->issuer) < op->read_retired)
+      // The read is over once retired; knowing that in execution order is enough (a .relaxed
+      // release after wait_group.read), since nothing it wrote is read.
+      if (op->issuer != t && c.exec_of(op->issuer) < op->read_retired)
         war(ch, what + " is not ordered after the wait_group.read that retired " + op->what);
     }
     for (const auto& [r, when] : k.reads)
-      if (r != t && c.of(r) < when)
-        war(ch, what + " while " + s_.where(r) +
-                    " may still be reading it (its read is not ordered before this write: a stage is released after its last read, seed §16)");
+      if (r != t && c.of(r) < when) {
+        const std::string relaxed = s_.relaxed_arrive_after(r, when);
+        war(ch, what + " while " + s_.where(r) + " may still be reading it (its read is not ordered before this write: " +
+                    (relaxed.empty() ? std::string("a stage is released after its last read, seed §16") : relaxed) + ")");
+      }
     if (k.wk == wkind::generic && k.writer != t && c.of(k.writer) < k.wtime)
       war(ch, what + " races with the unordered write of " + s_.where(k.writer));
   }

@@ -19,6 +19,9 @@ class named_barrier {
   named_barrier(const named_barrier&) = delete;
   named_barrier& operator=(const named_barrier&) = delete;
   const std::string& name() const { return name_; }
+  unsigned count() const { return count_; }
+  // The generation the next arrival belongs to.
+  uint64_t generation() const { return generation_; }
 
   // bar.arrive id, count / barrier.cluster.arrive.release (seed §18.1, §20): returns the
   // generation to wait for.

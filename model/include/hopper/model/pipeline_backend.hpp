@@ -49,7 +49,7 @@ class pipeline_backend {
   uint32_t rank() const { return uint32_t(cta_) % h_->cluster_size; }
 
   bool init_thread() const { return initialiser_; }
-  void init(barrier_type& b, uint32_t count) { b->init(count); }
+  void init(barrier_type& b, uint32_t count, const char* = nullptr, uint32_t = 0) { b->init(count); }
   void fence_init() { h_->w->fence_mbarrier_init(); }
   void sync_cta() { h_->cta_sync.at(size_t(cta_))->sync(); }
   void sync_cluster() { h_->cluster_sync.at(size_t(cta_) / h_->cluster_size)->sync(); }

@@ -203,6 +203,21 @@ class scheduler {
   }
   const std::vector<std::pair<size_t, size_t>>& choices_made() const { return made_; }
 
+  // A .relaxed arrive of task t at time `now` (its own clock) on barrier `bar`: kept so that a
+  // WAR report on a read of t before it can say that this arrive ordered nothing.
+  void note_relaxed_arrive(int t, uint64_t now, const std::string& bar) {
+    auto& v = tasks_.at(size_t(t))->relaxed_arrives;
+    if (v.size() < 64) v.push_back({now, bar});
+  }
+  // The first .relaxed arrive of task t after its event at time `after`, as a phrase, or empty.
+  std::string relaxed_arrive_after(int t, uint64_t after) const {
+    for (const auto& [when, bar] : tasks_.at(size_t(t))->relaxed_arrives)
+      if (when > after)
+        return "its arrive on barrier " + bar + " after this read was .relaxed, which orders no memory "
+               "(a stage read with generic loads is released with .release)";
+    return {};
+  }
+
   // ---- trace ------------------------------------------------------------------------------
   void record(const std::string& op, const std::string& object, const std::string& detail = {}) {
     if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
@@ -260,6 +275,7 @@ class scheduler {
     std::function<std::string()> what_fn;
     std::string last = "start";
     hb_clock clock;
+    std::vector<std::pair<uint64_t, std::string>> relaxed_arrives;
   };
   struct agent {
     std::string what;

@@ -173,6 +173,74 @@ class world : public scheduler {
       });
     });
   }
+  // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tensorMap, {c0, ...}], [src]
+  // (seed §10, §19): the box at src + src_off (laid out with the view's swizzle) is read later
+  // and its rows inside the tensor are written later (rows outside are clipped); retired by
+  // wait_group.read / wait_group like a bulk store.
+  void cp_async_bulk_tensor_global_shared(const tensor_view& v, const std::vector<int64_t>& coords, buffer& src,
+                                          size_t src_off) {
+    const int t = current();
+    yield();
+    const std::string name = "cp.async.bulk.tensor.global.shared::cta.tile.bulk_group";
+    const size_t bytes = check_tensor(v, coords, src_off, name);
+    if (src.where() != space::shared || src.cta() != task_cta(t))
+      misuse(name + " by " + where(t) + " from '" + src.name() + "', not a shared buffer of its own CTA");
+    std::string at;
+    for (size_t d = 0; d < coords.size(); ++d) at += (d ? ", " : "") + std::to_string(coords[d]);
+    auto op = std::make_shared<bulk_op>();
+    op->issuer = t;
+    op->what = "tensor store '" + src.name() + "'+" + std::to_string(src_off) + " -> '" + v.mem->name() + "' box {" +
+               at + "} issued by " + where(t);
+    tick();
+    const hb_clock c = clock(t);
+    src.async_read(op, c, src_off, bytes, true);
+    for_each_box_row(v, coords, [&](size_t g, size_t, size_t n) { v.mem->async_write_begin(op, c, g, n); });
+    open_group(t).push_back(op);
+    record(name, src.name(), std::to_string(bytes) + " bytes");
+    post_async("read of " + op->what, [this, op, v, coords, &src, src_off, bytes] {
+      std::vector<uint8_t> image;
+      src.snapshot(src_off, bytes, image);
+      auto box = std::make_shared<std::vector<uint8_t>>(bytes);
+      for (size_t o = 0; o < bytes; o += 16)
+        std::copy_n(image.begin() + long(hopper::swizzle_offset(v.sw, uint32_t(o))), 16, box->begin() + long(o));
+      op->read_done = true;
+      post_async("write of " + op->what, [op, v, coords, box] {
+        for_each_box_row(v, coords, [&](size_t g, size_t at_box, size_t n) {
+          v.mem->async_write_land(op, g, box->data() + at_box, n, -1, "", 0);
+        });
+        op->write_done = true;
+      });
+    });
+  }
+
+  // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
+  // [bar] (seed §18): from this CTA's shared memory into a shared buffer of a CTA of the cluster
+  // (dst and bar in that CTA); the source is read when the bytes land, then complete_tx(size) on
+  // bar. The source may be rewritten only after the destination's phase is known complete.
+  void cp_async_bulk_shared_cluster_shared_cta(buffer& dst, size_t dst_off, buffer& src, size_t src_off, size_t bytes,
+                                               barrier& bar) {
+    const int t = current();
+    yield();
+    const char* name = "cp.async.bulk.shared::cluster.shared::cta";
+    if (src.where() != space::shared || src.cta() != task_cta(t))
+      misuse(std::string(name) + " by " + where(t) + " from '" + src.name() + "', not a shared buffer of its own CTA");
+    check_bytes(name, bytes, dst_off, src_off);
+    tick();
+    const hb_clock c = clock(t);
+    check_targets({{&dst, &bar}}, name);
+    auto op = std::make_shared<bulk_op>();
+    op->issuer = t;
+    op->what = "bulk copy '" + src.name() + "'+" + std::to_string(src_off) + " (CTA " + std::to_string(src.cta()) +
+               ") -> '" + dst.name() + "'+" + std::to_string(dst_off) + " (CTA " + std::to_string(dst.cta()) +
+               ") issued by " + where(t);
+    src.async_read(op, c, src_off, bytes, false);
+    land_in_targets({{&dst, &bar}}, op, c, dst_off, bytes, name, [&src, src_off, bytes] {
+      std::vector<uint8_t> data;
+      src.snapshot(src_off, bytes, data);
+      return data;
+    });
+  }
+
   // cp.async.bulk.commit_group (seed §19.2)
   void cp_async_bulk_commit_group() {
     const int t = current();
@@ -201,8 +269,9 @@ class world : public scheduler {
   void wait_groups(unsigned n, bool read_only) {
     const int t = current();
     yield();
-    auto& g = groups(t);
-    auto done = [&g, n, read_only] {
+    // By task index, not by reference: another task's first group may grow groups_.
+    auto done = [this, t, n, read_only] {
+      const auto& g = groups(t);
       for (size_t i = 0; i + n < g.committed.size(); ++i)
         for (auto& op : g.committed[i])
           if (!(read_only ? op->read_done : op->write_done)) return false;
@@ -214,6 +283,7 @@ class world : public scheduler {
                std::to_string(n) + " of " + where(t);
       });
     // Groups retired for reading only stay listed until a full wait retires their writes.
+    auto& g = groups(t);
     const uint64_t now = tick();
     const size_t older = g.committed.size() > n ? g.committed.size() - n : 0;
     for (size_t i = 0; i < older; ++i)
@@ -283,11 +353,9 @@ class world : public scheduler {
     }
   }
 
-  void issue_tensor_g2s(const std::vector<target>& targets, size_t dst_off, const tensor_view& v,
-                        const std::vector<int64_t>& coords, const char* name) {
-    const int t = current();
-    yield();
-    const std::string op_name = name;
+  // The checks every tensor copy makes (the tensor map's rules); returns the box's bytes.
+  size_t check_tensor(const tensor_view& v, const std::vector<int64_t>& coords, size_t dst_off,
+                      const std::string& op_name) const {
     const size_t rank = v.dims.size();
     if (!v.mem) misuse(op_name + " from a tensor_view without a buffer");
     if (v.mem->where() != space::global) misuse(op_name + " from '" + v.mem->name() + "', not a global buffer");
@@ -310,11 +378,21 @@ class world : public scheduler {
       misuse(op_name + ": a swizzled box row must span the swizzle (" + std::to_string(hopper::swizzle_bytes(v.sw)) +
              " bytes), not " + std::to_string(row_bytes));
     if (dst_off % hopper::swizzle_alignment(v.sw) != 0)
-      misuse(op_name + ": destination offset " + std::to_string(dst_off) + " is not " +
+      misuse(op_name + ": shared-memory offset " + std::to_string(dst_off) + " is not " +
              std::to_string(hopper::swizzle_alignment(v.sw)) + "-byte aligned");
     const size_t bytes = v.box_bytes();
     if (bytes > uint32_t(mbarrier_state::max_tx))
       misuse(op_name + ": a box of " + std::to_string(bytes) + " bytes exceeds the tx-count range");
+    return bytes;
+  }
+
+  void issue_tensor_g2s(const std::vector<target>& targets, size_t dst_off, const tensor_view& v,
+                        const std::vector<int64_t>& coords, const char* name) {
+    const int t = current();
+    yield();
+    const std::string op_name = name;
+    const size_t rank = v.dims.size();
+    const size_t bytes = check_tensor(v, coords, dst_off, op_name);
     if (targets.empty()) misuse(op_name + " with no destination");
     tick();
     const hb_clock c = clock(t);

@@ -1,0 +1,21 @@
+// Host/device qualifiers, in one place.
+//   HOPPER_HD           a function that runs on either machine (plain C++ compilers: inline).
+//   HOPPER_HD_TEMPLATE  a template written once over a target (hopper/device_target.cuh on the
+//                       GPU, hopper/model/target.hpp on the host): nvcc instantiates it with a
+//                       device target from device code and with the model's from host code; each
+//                       instantiation calls only its own side's functions, so the host/device
+//                       call check is turned off for it (nv_exec_check_disable).
+// The pragma must come before the whole declaration: for a function template (or a member
+// template) write HOPPER_EXEC_CHECK_OFF before its `template <...>` line and HOPPER_HD after it;
+// HOPPER_HD_TEMPLATE fits a member function of a class template, which has no line of its own.
+#pragma once
+
+#if defined(__CUDACC__)
+#define HOPPER_EXEC_CHECK_OFF _Pragma("nv_exec_check_disable")
+#define HOPPER_HD __host__ __device__ __forceinline__
+#else
+#define HOPPER_EXEC_CHECK_OFF
+#define HOPPER_HD inline
+#endif
+
+#define HOPPER_HD_TEMPLATE HOPPER_EXEC_CHECK_OFF HOPPER_HD

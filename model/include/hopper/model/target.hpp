@@ -1,0 +1,659 @@
+// The model's target: the same members as hopper::device_target (hopper/device_target.cuh), run on
+// the executable model, so that a kernel body written once over a target runs here unchanged.
+//
+// Every thread of the launch is a task (a coroutine under the world's seeded scheduler), so
+// lane-divergent code runs as written: `if (lane == 0)` is one task taking the branch. Warp-wide
+// operations (__syncwarp, elect, shuffles, votes) meet the warp's 32 tasks at a named barrier;
+// __syncthreads meets the CTA's; barrier.cluster the cluster's. Memory goes through views whose
+// loads and stores are tracked accesses of model buffers (RAW/WAR-checked); barriers are model
+// mbarriers, created when the kernel initialises them and named by the kernel.
+//
+//   world w(run_options{seed});
+//   buffer& in = w.make_global("in", bytes, 16);
+//   launch(w, {grid, block, cluster}, [&](target& t) {
+//     auto& ring = t.cta_shared<ring_type>("ring");         // one object per CTA, all its threads
+//     auto stages = t.shared_buffer("stages", n, bytes);    // a tracked shared buffer per CTA
+//     body(t, ring, stages, gmem<const uint8_t>(in), ...);   // the kernel's own source
+//   });
+//   w.run();                                                 // throws model_error on a report
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "hopper/model/barrier.hpp"
+#include "hopper/model/memory.hpp"
+#include "hopper/model/named_barrier.hpp"
+#include "hopper/model/world.hpp"
+#include "hopper/phase.cuh"
+#include "hopper/pipeline.cuh"
+#include "hopper/ptx/qualifiers.hpp"
+#include "hopper/trace.cuh"
+
+namespace hopper::model {
+
+// ---- views ------------------------------------------------------------------------------------
+
+namespace detail {
+
+// `bytes` bytes at `offset` of buffer `b`, as the view of element type E.
+template <class E>
+class model_view {
+ public:
+  using element_type = E;
+  using value_type = std::remove_cv_t<E>;
+
+  model_view() = default;
+  model_view(buffer& b, size_t byte_offset = 0) : b_(&b), off_(byte_offset) {}
+
+  buffer& buf() const {
+    if (!b_) scheduler::misuse("a memory view that points at no buffer");
+    return *b_;
+  }
+  size_t offset() const { return off_; }  // in bytes
+  bool valid() const { return b_ != nullptr; }
+
+  value_type load(size_t i) const {
+    value_type v;
+    buf().read(off_ + i * sizeof(E), &v, sizeof(E));
+    return v;
+  }
+  value_type load_volatile(size_t i) const { return load(i); }
+  void store(size_t i, const value_type& v) const {
+    static_assert(!std::is_const<E>::value, "store through a view of const elements");
+    buf().write(off_ + i * sizeof(E), &v, sizeof(E));
+  }
+  void store_volatile(size_t i, const value_type& v) const { store(i, v); }
+
+ protected:
+  buffer* b_ = nullptr;
+  size_t off_ = 0;
+};
+
+}  // namespace detail
+
+template <class E>
+class gmem : public detail::model_view<E> {
+ public:
+  using detail::model_view<E>::model_view;
+  template <class U, class = std::enable_if_t<std::is_same<const U, E>::value && !std::is_const<U>::value>>
+  gmem(const gmem<U>& o) : detail::model_view<E>(o.buf(), o.offset()) {}
+  gmem operator+(size_t n) const { return gmem(this->buf(), this->off_ + n * sizeof(E)); }
+  template <class U>
+  gmem<U> as() const { return gmem<U>(this->buf(), this->off_); }
+};
+
+template <class E>
+class smem : public detail::model_view<E> {
+ public:
+  using detail::model_view<E>::model_view;
+  template <class U, class = std::enable_if_t<std::is_same<const U, E>::value && !std::is_const<U>::value>>
+  smem(const smem<U>& o) : detail::model_view<E>(o.buf(), o.offset()) {}
+  smem operator+(size_t n) const { return smem(this->buf(), this->off_ + n * sizeof(E)); }
+  template <class U>
+  smem<U> as() const { return smem<U>(this->buf(), this->off_); }
+};
+
+// The variable at the same place in a CTA of the cluster (what mapa gives).
+template <class E>
+class dsmem : public detail::model_view<E> {
+ public:
+  using detail::model_view<E>::model_view;
+};
+
+// 16 bytes in four registers (uint4 on the device).
+struct u32x4 {
+  uint32_t x, y, z, w;
+};
+
+// An mbarrier object in a CTA's shared storage: the model's barrier, made by its mbarrier.init.
+struct mbarrier_slot {
+  barrier* b = nullptr;
+};
+
+// A barrier of a CTA of the cluster (what mapa gives for a barrier).
+struct remote_barrier {
+  barrier* b = nullptr;
+};
+
+// The grid of one launch: 1-D blocks of `block` threads, `grid` CTAs in clusters of `cluster`.
+struct launch_shape {
+  uint32_t grid = 1;
+  uint32_t block = 32;
+  uint32_t cluster = 1;
+};
+
+// What the threads of one launch share.
+class launch_state {
+ public:
+  launch_state(world& w, launch_shape s, std::vector<trace::record>* timeline) : w_(w), s_(s), timeline_(timeline) {
+    if (s.grid == 0 || s.block == 0 || s.cluster == 0)
+      scheduler::misuse("launch with grid " + std::to_string(s.grid) + ", block " + std::to_string(s.block) +
+                        ", cluster " + std::to_string(s.cluster) + " (each must be at least 1)");
+    if (s.block > 1024) scheduler::misuse("launch with a block of " + std::to_string(s.block) + " threads (at most 1024)");
+    if (s.grid % s.cluster != 0)
+      scheduler::misuse("launch of " + std::to_string(s.grid) + " CTAs in clusters of " + std::to_string(s.cluster) +
+                        ": the grid must be a multiple of the cluster size");
+    if (s.cluster > 16) scheduler::misuse("clusters of " + std::to_string(s.cluster) + " CTAs (at most 16)");
+    ctas_.resize(s.grid);
+    for (uint32_t c = 0; c < s.grid; ++c) {
+      cta& k = ctas_[c];
+      k.sync = &w.make_named_barrier("bar.sync 0 of CTA " + std::to_string(c), s.block);
+      for (uint32_t wp = 0; wp * 32 < s.block; ++wp) {
+        const uint32_t lanes = s.block - wp * 32 < 32 ? s.block - wp * 32 : 32;
+        k.warps.push_back(&w.make_named_barrier("warp " + std::to_string(wp) + " of CTA " + std::to_string(c), lanes));
+        k.exchange.emplace_back(32, 0);
+      }
+    }
+    for (uint32_t c = 0; c < s.grid / s.cluster; ++c)
+      clusters_.push_back(&w.make_named_barrier("barrier.cluster of cluster " + std::to_string(c), s.cluster * s.block));
+  }
+
+  world& w() { return w_; }
+  const launch_shape& shape() const { return s_; }
+  std::vector<trace::record>* timeline() { return timeline_; }
+
+  // One object of type T per CTA and name, value-initialised by the first thread that asks.
+  template <class T>
+  T& cta_shared(uint32_t c, const std::string& name) {
+    auto& objs = ctas_.at(c).objects;
+    auto it = objs.find(name);
+    if (it == objs.end()) {
+      auto p = std::make_shared<T>();
+      object o{std::static_pointer_cast<void>(p), sizeof(T), &typeid(T)};
+      it = objs.emplace(name, o).first;
+    } else if (*it->second.type != typeid(T)) {
+      scheduler::misuse("shared object '" + name + "' of CTA " + std::to_string(c) + " asked for with another type");
+    }
+    return *static_cast<T*>(it->second.p.get());
+  }
+  // One tracked shared buffer per CTA and name.
+  buffer& shared_buffer(uint32_t c, const std::string& name, size_t stages, size_t stage_bytes, size_t chunk) {
+    auto& bufs = ctas_.at(c).buffers;
+    auto it = bufs.find(name);
+    if (it == bufs.end()) it = bufs.emplace(name, &w_.make_shared(name, stages, stage_bytes, int(c), chunk)).first;
+    buffer& b = *it->second;
+    if (b.stages() != stages || b.stage_bytes() != stage_bytes)
+      scheduler::misuse("shared buffer '" + name + "' of CTA " + std::to_string(c) + " asked for as " +
+                        std::to_string(stages) + " x " + std::to_string(stage_bytes) + " bytes, but it is " +
+                        std::to_string(b.stages()) + " x " + std::to_string(b.stage_bytes()));
+    return b;
+  }
+  // The buffer of CTA `c` with the name of `b` (b is a shared buffer of another CTA of its cluster).
+  buffer& peer_buffer(const buffer& b, uint32_t c) {
+    auto& bufs = ctas_.at(c).buffers;
+    auto it = bufs.find(b.name());
+    if (it == bufs.end())
+      throw model_error(error_kind::undefined_behavior, "shared buffer '" + b.name() + "' has no counterpart in CTA " +
+                                                            std::to_string(c) + " (mapa to a CTA that never made it)");
+    return *it->second;
+  }
+  // The barrier slot at the same place as `s` (in a cta_shared object of CTA `from`) in CTA `to`.
+  mbarrier_slot& peer_slot(const mbarrier_slot& s, uint32_t from, uint32_t to) {
+    for (auto& [name, o] : ctas_.at(from).objects) {
+      const auto* base = static_cast<const char*>(o.p.get());
+      const auto* at = reinterpret_cast<const char*>(&s);
+      if (at < base || at >= base + o.bytes) continue;
+      auto& peer = ctas_.at(to).objects;
+      auto it = peer.find(name);
+      if (it == peer.end())
+        throw model_error(error_kind::undefined_behavior, "shared object '" + name + "' has no counterpart in CTA " +
+                                                              std::to_string(to));
+      return *reinterpret_cast<mbarrier_slot*>(static_cast<char*>(it->second.p.get()) + (at - base));
+    }
+    scheduler::misuse("a barrier that is not in any cta_shared object of CTA " + std::to_string(from) +
+                      " (mapa needs the CTA's shared storage)");
+  }
+
+  named_barrier& cta_sync(uint32_t c) { return *ctas_.at(c).sync; }
+  named_barrier& warp_sync(uint32_t c, uint32_t warp) { return *ctas_.at(c).warps.at(warp); }
+  std::vector<uint64_t>& warp_exchange(uint32_t c, uint32_t warp) { return ctas_.at(c).exchange.at(warp); }
+  named_barrier& cluster_sync(uint32_t c) { return *clusters_.at(c / s_.cluster); }
+  std::map<uint64_t, bool>& cta_votes(uint32_t c) { return ctas_.at(c).votes; }
+  named_barrier& bar(uint32_t c, uint32_t id, uint32_t count) {
+    auto& m = ctas_.at(c).named;
+    auto it = m.find(id);
+    if (it == m.end())
+      it = m.emplace(id, &w_.make_named_barrier("bar " + std::to_string(id) + " of CTA " + std::to_string(c), count))
+               .first;
+    if (it->second->count() != count)
+      throw model_error(error_kind::undefined_behavior,
+                        "named barrier " + std::to_string(id) + " of CTA " + std::to_string(c) + " used with " +
+                            std::to_string(count) + " threads, but it was first used with " +
+                            std::to_string(it->second->count()));
+    return *it->second;
+  }
+
+ private:
+  struct object {
+    std::shared_ptr<void> p;
+    size_t bytes;
+    const std::type_info* type;
+  };
+  struct cta {
+    std::map<std::string, object> objects;
+    std::map<std::string, buffer*> buffers;
+    named_barrier* sync = nullptr;
+    std::vector<named_barrier*> warps;
+    std::vector<std::vector<uint64_t>> exchange;  // per warp: one slot per lane
+    std::map<uint64_t, bool> votes;                // __syncthreads_or: generation -> OR so far
+    std::map<uint32_t, named_barrier*> named;
+  };
+  world& w_;
+  launch_shape s_;
+  std::vector<trace::record>* timeline_;
+  std::vector<cta> ctas_;
+  std::vector<named_barrier*> clusters_;
+};
+
+// ---- the target -------------------------------------------------------------------------------
+
+class target {
+ public:
+  using barrier_type = mbarrier_slot;
+  using tensor_map_type = tensor_view;
+  using u32x4 = model::u32x4;
+  template <class E> using gmem_t = gmem<E>;
+  template <class E> using smem_t = smem<E>;
+  template <class E> using dsmem_t = dsmem<E>;
+  static constexpr bool traced = true;  // records go to the launch's timeline when it has one
+  static constexpr bool on_device = false;
+
+  target(launch_state& l, uint32_t cta, uint32_t thread) : l_(&l), cta_(cta), tid_(thread) {}
+
+  // ---- identity -----------------------------------------------------------------------------
+  uint32_t thread() const { return tid_; }
+  uint32_t lane() const { return tid_ % 32u; }
+  uint32_t warp() const { return tid_ / 32u; }
+  uint32_t warpgroup() const { return tid_ / 128u; }
+  uint32_t block_threads() const { return l_->shape().block; }
+  uint32_t block() const { return cta_; }
+  uint32_t grid() const { return l_->shape().grid; }
+  uint32_t cluster_rank() const { return cta_ % l_->shape().cluster; }
+  uint32_t cluster_size() const { return l_->shape().cluster; }
+
+  // ---- what only the host sets up -----------------------------------------------------------
+  world& w() const { return l_->w(); }
+  template <class T>
+  T& cta_shared(const std::string& name) const { return l_->template cta_shared<T>(cta_, name); }
+  // A shared buffer of `stages` x `stage_bytes` bytes of this CTA, tracked per `chunk` bytes (0: per stage).
+  smem<uint8_t> shared_buffer(const std::string& name, size_t stages, size_t stage_bytes, size_t chunk = 16) const {
+    return smem<uint8_t>(l_->shared_buffer(cta_, name, stages, stage_bytes, chunk));
+  }
+
+  // ---- memory -------------------------------------------------------------------------------
+  template <class E>
+  u32x4 ld_shared_v4_u32(smem<E> p) const {
+    u32x4 v;
+    p.buf().read(p.offset(), &v, 16);
+    return v;
+  }
+  template <class E>
+  void st_global_v4_u32(gmem<E> p, u32x4 v) const { p.buf().write(p.offset(), &v, 16); }
+  template <class E>
+  void st_global_cs_v4_u32(gmem<E> p, u32x4 v) const { p.buf().write(p.offset(), &v, 16); }
+  template <class E>
+  void st_global_L2_cache_hint_v4_u32(gmem<E> p, u32x4 v, uint64_t policy) const {
+    check_policy(policy, "st.global.L2::cache_hint");
+    p.buf().write(p.offset(), &v, 16);
+  }
+  template <class E>
+  E atomic_add(gmem<E> p, size_t i, E v) const {
+    if (p.offset() % sizeof(E) != 0) scheduler::misuse("atom.add at a misaligned offset");
+    return p.buf().template atomic_add<E>(p.offset() / sizeof(E) + i, v);
+  }
+  template <class E>
+  dsmem<E> mapa(smem<E> p, uint32_t rank) const {
+    return dsmem<E>(l_->peer_buffer(p.buf(), peer_cta(rank, "mapa")), p.offset());
+  }
+  remote_barrier mapa(barrier_type& b, uint32_t rank) const {
+    return remote_barrier{l_->peer_slot(b, cta_, peer_cta(rank, "mapa")).b};
+  }
+
+  // ---- mbarrier -----------------------------------------------------------------------------
+  void mbarrier_init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0) const {
+    if (!b.b) {
+      std::string n = name ? std::string(name) + "[" + std::to_string(index) + "]" : std::string("mbarrier");
+      b.b = &w().make_barrier(n, int(cta_));
+    }
+    b.b->init(count);
+  }
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
+  uint64_t mbarrier_arrive(barrier_type& b) const {
+    return token(bar(b, "mbarrier.arrive").arrive(1, arrive_sem<S>()));
+  }
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
+  uint64_t mbarrier_arrive_expect_tx(barrier_type& b, uint32_t bytes) const {
+    return token(bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes, arrive_sem<S>()));
+  }
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
+  void mbarrier_arrive(remote_barrier r) const {
+    (void)remote(r, "mbarrier.arrive.shared::cluster").arrive(1, arrive_sem<S>());
+  }
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
+  void mbarrier_arrive_expect_tx(remote_barrier r, uint32_t bytes) const {
+    (void)remote(r, "mbarrier.arrive.expect_tx.shared::cluster").arrive_expect_tx(bytes, arrive_sem<S>());
+  }
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p) const {
+    return bar(b, "mbarrier.try_wait.parity").try_wait(p & 1u, wait_sem<S>());
+  }
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  bool mbarrier_test_wait_parity(barrier_type& b, uint32_t p) const {
+    return bar(b, "mbarrier.test_wait.parity").test_wait(p & 1u, wait_sem<S>());
+  }
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  void mbarrier_wait(barrier_type& b, parity p) const {
+    bar(b, "mbarrier.try_wait.parity").wait(p.value(), wait_sem<S>());
+  }
+
+  // ---- fences -------------------------------------------------------------------------------
+  // The model's fence.proxy.async covers every state space.
+  void fence_proxy_async() const { w().fence_proxy_async(); }
+  void fence_proxy_async_shared_cta() const { w().fence_proxy_async(); }
+  void fence_proxy_async_shared_cluster() const { w().fence_proxy_async(); }
+  void fence_proxy_async_global() const { w().fence_proxy_async(); }
+  void fence_mbarrier_init_release_cluster() const { w().fence_mbarrier_init(); }
+  // fence.acq_rel / fence.sc: the model orders through its barriers' release/acquire only; a
+  // fence here is a scheduling point.
+  template <ptx::scope SC = ptx::scope::gpu>
+  void fence_acq_rel() const { w().yield(); }
+  template <ptx::scope SC = ptx::scope::gpu>
+  void fence_sc() const { w().yield(); }
+
+  // ---- bulk copies --------------------------------------------------------------------------
+  template <class D, class S>
+  void cp_async_bulk_shared_cluster_global(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b) const {
+    w().cp_async_bulk_shared_global(dst.buf(), dst.offset(), src.buf(), src.offset(), bytes,
+                                    bar(b, "cp.async.bulk.shared::cluster.global"));
+  }
+  template <class D, class S>
+  void cp_async_bulk_shared_cluster_global(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b,
+                                           uint64_t policy) const {
+    check_policy(policy, "cp.async.bulk.L2::cache_hint");
+    cp_async_bulk_shared_cluster_global(dst, src, bytes, b);
+  }
+  template <class D, class S>
+  void cp_async_bulk_shared_cluster_global_multicast(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b,
+                                                     uint16_t cta_mask) const {
+    const char* op = "cp.async.bulk.shared::cluster.global.multicast::cluster";
+    w().cp_async_bulk_shared_global_multicast(multicast_targets(dst.buf(), b, cta_mask, op), dst.offset(), src.buf(),
+                                              src.offset(), bytes);
+  }
+  template <class D, class S>
+  void cp_async_bulk_global_shared_cta(gmem<D> dst, smem<S> src, uint32_t bytes) const {
+    w().cp_async_bulk_global_shared(dst.buf(), dst.offset(), src.buf(), src.offset(), bytes);
+  }
+  template <class D, class S>
+  void cp_async_bulk_global_shared_cta(gmem<D> dst, smem<S> src, uint32_t bytes, uint64_t policy) const {
+    check_policy(policy, "cp.async.bulk.global.shared::cta.L2::cache_hint");
+    cp_async_bulk_global_shared_cta(dst, src, bytes);
+  }
+  template <class D, class S>
+  void cp_async_bulk_shared_cluster_shared_cta(dsmem<D> dst, smem<S> src, uint32_t bytes, remote_barrier r) const {
+    w().cp_async_bulk_shared_cluster_shared_cta(dst.buf(), dst.offset(), src.buf(), src.offset(), bytes,
+                                                remote(r, "cp.async.bulk.shared::cluster.shared::cta"));
+  }
+  // cp.async.bulk.prefetch.L2.global: no effect on the data; the range must lie in the buffer.
+  template <class S>
+  void cp_async_bulk_prefetch_L2_global(gmem<S> src, uint32_t bytes) const {
+    w().yield();
+    if (bytes == 0 || bytes % 16 != 0 || src.offset() % 16 != 0 || src.offset() + bytes > src.buf().bytes())
+      scheduler::misuse("cp.async.bulk.prefetch.L2.global of " + std::to_string(bytes) + " bytes at offset " +
+                        std::to_string(src.offset()) + " of '" + src.buf().name() + "' (" +
+                        std::to_string(src.buf().bytes()) + " bytes; size and offset multiples of 16)");
+  }
+  void cp_async_bulk_commit_group() const { w().cp_async_bulk_commit_group(); }
+  template <int N>
+  void cp_async_bulk_wait_group() const { w().cp_async_bulk_wait_group(unsigned(N)); }
+  template <int N>
+  void cp_async_bulk_wait_group_read() const { w().cp_async_bulk_wait_group_read(unsigned(N)); }
+
+  // ---- tensor copies ------------------------------------------------------------------------
+  template <class D, class... C>
+  void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, const tensor_view& map, barrier_type& b,
+                                                  C... c) const {
+    w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map, {int64_t(c)...},
+                                           bar(b, "cp.async.bulk.tensor.shared::cluster.global"));
+  }
+  template <class D, class... C>
+  void cp_async_bulk_tensor_shared_cluster_global_hint(smem<D> dst, const tensor_view& map, barrier_type& b,
+                                                       uint64_t policy, C... c) const {
+    check_policy(policy, "cp.async.bulk.tensor.L2::cache_hint");
+    cp_async_bulk_tensor_shared_cluster_global(dst, map, b, c...);
+  }
+  template <class D, class... C>
+  void cp_async_bulk_tensor_shared_cluster_global_multicast(smem<D> dst, const tensor_view& map, barrier_type& b,
+                                                            uint16_t cta_mask, C... c) const {
+    const char* op = "cp.async.bulk.tensor.shared::cluster.global.multicast::cluster";
+    w().cp_async_bulk_tensor_shared_global_multicast(multicast_targets(dst.buf(), b, cta_mask, op), dst.offset(), map,
+                                                     {int64_t(c)...});
+  }
+  template <class S, class... C>
+  void cp_async_bulk_tensor_global_shared_cta(const tensor_view& map, smem<S> src, C... c) const {
+    w().cp_async_bulk_tensor_global_shared(map, {int64_t(c)...}, src.buf(), src.offset());
+  }
+  template <class S, class... C>
+  void cp_async_bulk_tensor_global_shared_cta_hint(const tensor_view& map, smem<S> src, uint64_t policy,
+                                                   C... c) const {
+    check_policy(policy, "cp.async.bulk.tensor.global.shared::cta.L2::cache_hint");
+    cp_async_bulk_tensor_global_shared_cta(map, src, c...);
+  }
+  template <class... C>
+  void cp_async_bulk_prefetch_tensor_L2_global(const tensor_view& map, C...) const {
+    w().yield();
+    if (!map.mem) scheduler::misuse("cp.async.bulk.prefetch.tensor of a tensor_view without a buffer");
+    if (sizeof...(C) != map.dims.size())
+      scheduler::misuse("cp.async.bulk.prefetch.tensor with " + std::to_string(sizeof...(C)) +
+                        " coordinates for a rank-" + std::to_string(map.dims.size()) + " tensor");
+  }
+  void prefetch_tensormap(const tensor_view&) const { w().yield(); }
+  // createpolicy.fractional: an opaque policy; the model only checks that copies get one.
+  uint64_t createpolicy_fractional_L2_evict_first() const { return kPolicy | 1u; }
+  uint64_t createpolicy_fractional_L2_evict_normal() const { return kPolicy | 2u; }
+  uint64_t createpolicy_fractional_L2_evict_last() const { return kPolicy | 3u; }
+
+  // ---- sync ---------------------------------------------------------------------------------
+  void syncthreads() const { l_->cta_sync(cta_).sync(); }
+  bool syncthreads_or(bool p) const {
+    named_barrier& nb = l_->cta_sync(cta_);
+    auto& votes = l_->cta_votes(cta_);
+    const uint64_t gen = nb.generation();
+    votes[gen] = votes[gen] || p;
+    nb.wait(nb.arrive());
+    return votes[gen];
+  }
+  void syncwarp() const { l_->warp_sync(cta_, warp()).sync(); }
+  void bar_sync(uint32_t id, uint32_t count) const { l_->bar(cta_, check_bar(id, count), count).sync(); }
+  void bar_arrive(uint32_t id, uint32_t count) const { (void)l_->bar(cta_, check_bar(id, count), count).arrive(); }
+  void barrier_cluster_arrive_aligned() { cluster_gen_ = l_->cluster_sync(cta_).arrive(); }
+  void barrier_cluster_wait_aligned() const { l_->cluster_sync(cta_).wait(cluster_gen_); }
+  // elect.sync with a full mask: lane 0, once the warp has met.
+  bool elect_one() const {
+    syncwarp();
+    return lane() == 0;
+  }
+  // __shfl_sync(0xffffffff, v, src) and __ballot_sync(0xffffffff, p), through the warp's slots.
+  uint32_t shfl_sync(uint32_t v, uint32_t src_lane) const { return uint32_t(exchange(v)[src_lane % 32u]); }
+  uint32_t ballot_sync(bool p) const {
+    const auto all = exchange(p ? 1u : 0u);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < all.size(); ++i) m |= uint32_t(all[i] != 0) << i;
+    return m;
+  }
+
+  // ---- other --------------------------------------------------------------------------------
+  template <uint32_t N>
+  void setmaxnreg_inc() const {
+    static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: count must be a multiple of 8 in 24..256");
+  }
+  template <uint32_t N>
+  void setmaxnreg_dec() const {
+    static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: count must be a multiple of 8 in 24..256");
+  }
+  // One launch at a time on the model: the prerequisite grid has completed.
+  void griddepcontrol_wait() const { w().yield(); }
+  void griddepcontrol_launch_dependents() const { w().yield(); }
+  // The scheduler's step count: a spin on it yields at each poll.
+  long long clock64() const {
+    w().yield();
+    return (long long)w().steps();
+  }
+
+  // ---- as the pipeline's backend ------------------------------------------------------------
+  bool init_thread() const { return tid_ == 0; }
+  void init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0) const {
+    mbarrier_init(b, count, name, index);
+  }
+  void fence_init() const { w().fence_mbarrier_init(); }
+  void sync_cta() const { syncthreads(); }
+  void sync_cluster() {
+    barrier_cluster_arrive_aligned();
+    barrier_cluster_wait_aligned();
+  }
+  void arrive_expect_tx(barrier_type& b, uint32_t bytes) const {
+    (void)bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes);
+  }
+  template <release_sem S = release_sem::release>
+  void arrive(barrier_type& b) const {
+    (void)bar(b, "mbarrier.arrive").arrive(1, S == release_sem::relaxed ? sem::relaxed : sem::release);
+  }
+  template <release_sem S = release_sem::release>
+  void arrive_each_cta(barrier_type& b, uint32_t n) const {
+    if (lane() < n)
+      (void)remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster")
+          .arrive(1, S == release_sem::relaxed ? sem::relaxed : sem::release);
+  }
+  void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/) const {
+    bar(b, "mbarrier.try_wait.parity").wait(p & 1u);
+  }
+  void warp_sync() const { syncwarp(); }
+  bool warp_leader() const { return lane() == 0; }
+  void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) const {
+    auto* tl = l_->timeline();
+    if (!tl || lane() != 0) return;
+    trace::record r{};
+    r.time_ns = w().steps() * 1000;  // the scheduler's step count, shown as 1 us per step
+    r.cta = uint16_t(cta_);
+    r.warp = uint8_t(warp());
+    r.kind = uint8_t(e);
+    r.stage = uint8_t(stage);
+    r.role = uint8_t(role);
+    r.iter = uint16_t(iter);
+    tl->push_back(r);
+  }
+
+ private:
+  static constexpr uint64_t kPolicy = 0x1000000000000000ull;
+
+  template <ptx::sem S>
+  static constexpr sem arrive_sem() {
+    static_assert(S == ptx::sem::release || S == ptx::sem::relaxed, "mbarrier arrive: .sem must be release or relaxed");
+    return S == ptx::sem::release ? sem::release : sem::relaxed;
+  }
+  template <ptx::sem S>
+  static constexpr sem wait_sem() {
+    static_assert(S == ptx::sem::acquire || S == ptx::sem::relaxed, "mbarrier wait: .sem must be acquire or relaxed");
+    return S == ptx::sem::acquire ? sem::acquire : sem::relaxed;
+  }
+  static uint64_t token(const mbarrier_token& t) { return t.phase; }
+
+  std::string who() const { return w().where(w().current()); }
+
+  barrier& bar(barrier_type& b, const char* op) const {
+    if (!b.b)
+      throw model_error(error_kind::undefined_behavior,
+                        std::string(op) + " by " + who() + " on a barrier of CTA " + std::to_string(cta_) +
+                            " that no thread has initialised (mbarrier.init)");
+    return *b.b;
+  }
+  barrier& remote(remote_barrier r, const char* op) const {
+    if (!r.b)
+      throw model_error(error_kind::undefined_behavior,
+                        std::string(op) + " by " + who() + " on a peer CTA's barrier that was never initialised");
+    return *r.b;
+  }
+  uint32_t peer_cta(uint32_t rank, const char* op) const {
+    const uint32_t n = l_->shape().cluster;
+    if (rank >= n)
+      throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " to rank " +
+                                                            std::to_string(rank) + " of a cluster of " +
+                                                            std::to_string(n) + " CTAs");
+    return cta_ - cta_ % n + rank;
+  }
+  // The (buffer, barrier) of every CTA of the mask: the same buffer name and barrier place.
+  std::vector<world::target> multicast_targets(buffer& dst, barrier_type& b, uint16_t mask, const char* op) const {
+    const uint32_t n = l_->shape().cluster;
+    if (mask == 0) throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " with ctaMask 0");
+    if (n < 16 && (mask >> n) != 0) {
+      char m[8];
+      std::snprintf(m, sizeof m, "0x%04x", unsigned(mask));
+      throw model_error(error_kind::undefined_behavior,
+                        std::string(op) + " by " + who() + " with ctaMask " + m + ": bit " +
+                            std::to_string(31 - __builtin_clz(unsigned(mask))) + " is outside the cluster of " +
+                            std::to_string(n) + " CTAs");
+    }
+    std::vector<world::target> out;
+    for (uint32_t r = 0; r < n; ++r) {
+      if (!(mask >> r & 1u)) continue;
+      const uint32_t c = cta_ - cta_ % n + r;
+      barrier* pb = l_->peer_slot(b, cta_, c).b;
+      if (!pb)
+        throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " signals the barrier of CTA " +
+                                                              std::to_string(c) + ", which no thread has initialised");
+      out.push_back({&l_->peer_buffer(dst, c), pb});
+    }
+    return out;
+  }
+  static void check_policy(uint64_t policy, const char* op) {
+    if ((policy & ~uint64_t(3)) != kPolicy)
+      scheduler::misuse(std::string(op) + " with a cache policy that no createpolicy made");
+  }
+  static uint32_t check_bar(uint32_t id, uint32_t count) {
+    if (id > 15) throw model_error(error_kind::undefined_behavior, "named barrier id " + std::to_string(id) + " (0..15)");
+    if (count == 0 || count % 32 != 0 || count > 1024)
+      throw model_error(error_kind::undefined_behavior,
+                        "named barrier " + std::to_string(id) + " with " + std::to_string(count) +
+                            " threads (a multiple of 32 in 32..1024)");
+    return id;
+  }
+  std::vector<uint64_t> exchange(uint64_t v) const {
+    auto& slots = l_->warp_exchange(cta_, warp());
+    slots[lane()] = v;
+    syncwarp();
+    std::vector<uint64_t> all = slots;
+    syncwarp();  // no lane writes its slot again before every lane has read
+    return all;
+  }
+
+  launch_state* l_;
+  uint32_t cta_;
+  uint32_t tid_;
+  uint64_t cluster_gen_ = 0;
+};
+
+// Spawns one task per thread of the grid, each running body(target&). Run the world afterwards.
+// `timeline`, if given, receives the pipeline's trace records.
+template <class Body>
+std::shared_ptr<launch_state> launch(world& w, launch_shape s, Body body,
+                                     std::vector<trace::record>* timeline = nullptr) {
+  auto st = std::make_shared<launch_state>(w, s, timeline);
+  for (uint32_t c = 0; c < s.grid; ++c)
+    for (uint32_t t = 0; t < s.block; ++t)
+      w.spawn("thread " + std::to_string(t) + " (warp " + std::to_string(t / 32) + " lane " + std::to_string(t % 32) + ")",
+              [st, c, t, body] {
+                target tg(*st, c, t);
+                body(tg);
+              },
+              int(c));
+  return st;
+}
+
+}  // namespace hopper::model
