@@ -7,7 +7,11 @@
 #   logs.tgz      every log
 # Usage: tools/gpu_suite.sh OUT_DIR [BIN_DIR]
 # Optional: HOPPER_TESTS (regex over test executables, '-' for none), HOPPER_BENCH (regex over
-# bench executables, '-' for none), HOPPER_BENCH_ARGS (extra Google Benchmark flags).
+# bench executables, '-' for none), HOPPER_BENCH_ARGS (extra Google Benchmark flags),
+# HOPPER_SANITIZE (compute-sanitizer tools after the tests, comma-separated; default
+# memcheck,racecheck,synccheck,initcheck; 0 for none), HOPPER_SANITIZE_TIMEOUT (s per run, 120),
+# HOPPER_SANITIZE_BUDGET (s for all sanitizer runs, 300), HOPPER_VENV (Python for the plots,
+# default build/venv as .ci/run makes it, else python3).
 set -uo pipefail
 out=${1:?usage: tools/gpu_suite.sh OUT_DIR [BIN_DIR]}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,6 +64,66 @@ if [ "${HOPPER_TESTS:-.}" != "-" ]; then
 fi
 say "TESTS: passed=$passed failed=$failed skipped=$skipped"
 
+# compute-sanitizer: each tool on each GPU test executable, one short test each (a sanitized run
+# is 10-100x slower), every run under a deadline and all of them under a budget. One line per
+# tool and executable: errors counted from the tool's summary, and rc (99: the tool found errors).
+declare -A sanitize_filter=(
+  [gpu_conformance_cluster_named]=ConformanceNamedBarrier.TwoSetsArriveSync_S20
+  [gpu_conformance_mbarrier]=ConformanceMbarrier.TestWaitTryWaitAnswers_S13
+  [gpu_conformance_ordering]=ConformanceOrdering.ProxyFenceThenBulkStore_S8_1_S9_3
+  [gpu_gemm_correctness]=GemmSingleTile.OneKBlock128x128NoCluster
+  [gpu_model_differential]=ModelDifferential.RandomSequencesAgreeWithTheH200
+  [gpu_pipeline_stream]=PipelineGpu.TraceIsCompleteAndCausal
+  [gpu_stream_copy]=StreamCopyPerTile.OddTilesCopyExactly
+  [gpu_tma_tensor_copy]=TmaTensorLoad.NanFillMarksOutOfBoundsFloats
+)
+declare -A sanitize_skip=(  # no test of these is meant to be clean
+  [gpu_hang_trap]="its test makes a child process trap on purpose"
+  [gpu_hazard_lab]="every case also runs unprotected, racing on purpose"
+)
+tools=${HOPPER_SANITIZE:-memcheck,racecheck,synccheck,initcheck}
+if [ "$tools" = 0 ] || [ "${HOPPER_TESTS:-.}" = "-" ]; then
+  say "SANITIZER: not run (HOPPER_SANITIZE=0 or HOPPER_TESTS=-)"
+elif ! command -v compute-sanitizer >/dev/null; then
+  say "SANITIZER: not run, compute-sanitizer is not on PATH"
+else
+  s_timeout=${HOPPER_SANITIZE_TIMEOUT:-120} s_end=$(( $(date +%s) + ${HOPPER_SANITIZE_BUDGET:-300} ))
+  s_runs=0 s_dirty=0 s_unsupported=0
+  for tool in ${tools//,/ }; do
+    for t in "${tests[@]}"; do
+      [ -x "$t" ] && [ -f "$t" ] || continue
+      name=$(basename "$t")
+      [[ $name =~ ${HOPPER_TESTS:-.} ]] || continue
+      tag="SANITIZER $tool $name"
+      if [ -n "${sanitize_skip[$name]:-}" ]; then say "$tag: skipped, ${sanitize_skip[$name]}"; continue; fi
+      if [ -z "${sanitize_filter[$name]:-}" ]; then say "$tag: skipped, no short test named for it in tools/gpu_suite.sh"; continue; fi
+      if [ "$s_unsupported" = 1 ]; then say "$tag: skipped, compute-sanitizer does not support this device here"; continue; fi
+      if [ "$(date +%s)" -ge "$s_end" ]; then say "$tag: not run, HOPPER_SANITIZE_BUDGET spent"; continue; fi
+      log=$logs/sanitize_${tool}_$name.log t0=$(date +%s)
+      timeout -k 5 "$s_timeout" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$t" --gtest_filter="${sanitize_filter[$name]}" >"$log" 2>&1
+      rc=$? s_runs=$((s_runs + 1))
+      # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "(N errors, M warnings)".
+      n=$(grep -Eo "SUMMARY: [0-9]+ error|\([0-9]+ error" "$log" | tail -1 | grep -Eo "[0-9]+")
+      took="$(( $(date +%s) - t0 )) s"
+      if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        say "$tag: TIMED OUT after $s_timeout s (rc $rc)"; s_dirty=$((s_dirty + 1))
+      elif grep -q "^\[==========\] Running 0 tests" "$log"; then
+        say "$tag: --gtest_filter=${sanitize_filter[$name]} matched no test (rename it in tools/gpu_suite.sh)"
+        s_dirty=$((s_dirty + 1))
+      elif [ -n "$n" ]; then
+        say "$tag: $n errors (rc $rc, $took)"; { [ "$n" -gt 0 ] || [ $rc -ne 0 ]; } && s_dirty=$((s_dirty + 1))
+      else
+        say "$tag: no error summary (rc $rc, $took): $(grep -m1 -E "^========= (Error|ERROR)" "$log" || tail -1 "$log")"
+        s_dirty=$((s_dirty + 1))
+      fi
+      # Under gVisor compute-sanitizer refuses the device: the remaining runs would say the same.
+      grep -q "Device not supported" "$log" && s_unsupported=1
+    done
+  done
+  say "SANITIZER: $s_runs runs, $s_dirty with errors, a failed test or no summary (logs/sanitize_*.log)"
+fi
+
 # Benchmarks: JSON per executable, headline lines into the summary.
 if [ "${HOPPER_BENCH:-.}" != "-" ]; then
   for b in "${benches[@]}"; do
@@ -80,9 +144,28 @@ if [ -x "$showcase" ] && [ "${HOPPER_SHOWCASE:-1}" = 1 ]; then
   say "showcase: rc=$?"; tail -8 "$logs/showcase.log" | tee -a "$summary"
 fi
 
-for p in "$root"/tools/plot_*.py "$root"/tools/trace_png.py; do
-  [ -f "$p" ] && python3 "$p" "$results" >>"$logs/plots.log" 2>&1
-done
+# Plots (matplotlib): the Python of build/venv where .ci/run made one, else python3. Each plot
+# says on one line what it drew or why it drew nothing.
+venv=${HOPPER_VENV:-$root/build/venv}
+py=python3; [ -x "$venv/bin/python3" ] && py=$venv/bin/python3
+if ! "$py" -c "import matplotlib" >/dev/null 2>&1; then
+  say "plots: none drawn, matplotlib is missing for $py (pip install -r tools/requirements.txt; .ci/run makes build/venv)"
+else
+  plot() {  # plot NAME ARGS...: run one plot script, log it, one summary line
+    local o rc
+    o=$("$py" "$@" 2>&1); rc=$?
+    printf '%s\n' "$o" >>"$logs/plots.log"
+    say "plot $(basename "$1"): $(printf '%s' "$o" | tail -1)$([ $rc -eq 0 ] || echo " (rc $rc)")"
+  }
+  for p in "$root"/tools/plot_*.py; do [ -f "$p" ] && plot "$p" "$results"; done
+  # trace_png.py takes one trace file (the showcase's pipeline_trace_*.json), not the folder.
+  traces=("$results"/*trace*.json)
+  if [ -f "${traces[0]}" ]; then
+    for j in "${traces[@]}"; do plot "$root/tools/trace_png.py" "$j"; done
+  else
+    say "plot trace_png.py: no trace JSON in results, no timeline drawn"
+  fi
+fi
 tar -C "$work" -czf "$out/logs.tgz" logs
 tar -C "$work" -czf "$out/results.tgz" results
 tar -C "$work" -czf "$out/junit.tgz" junit
