@@ -33,7 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "hopper/ptx.cuh"
+#include "hopper/device_target.cuh"
+#include "hopper/views.cuh"
+#include "kernels/hazard_lab_body.hpp"
 
 namespace hopper::kernels::hazard_lab {
 
@@ -74,112 +76,40 @@ struct result {
   uint64_t wrong_words = 0;     // wrong words over all trials: never more than trials * words
 };
 
-// The two counters a case's kernels add to (one allocation, zeroed before the launch).
-struct counters {
-  unsigned long long failed_trials;
-  unsigned long long wrong_words;
-};
-
-constexpr int kThreads = 128;  // 4 warps per block in every case
-
-// The expected 32-bit word i of run `run` in block `block`: a hash, never equal for nearby inputs.
-__host__ __device__ inline uint32_t pattern(uint64_t seed, uint32_t block, uint32_t run, uint32_t i) {
-  uint64_t x = seed ^ (uint64_t(block) << 40) ^ (uint64_t(run) << 20) ^ uint64_t(i);
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return uint32_t(x ^ (x >> 31));
-}
-
 namespace detail {
 
-__device__ __forceinline__ void spin_cycles(int cycles) {
-  if (cycles <= 0) return;
-  const long long until = clock64() + cycles;
-  while (clock64() < until) {
-  }
-}
-
-// Adds this thread's wrong words to the total (no atomic when there are none).
-__device__ __forceinline__ void count_words(counters* c, int wrong) {
-  if (wrong != 0) atomicAdd(&c->wrong_words, (unsigned long long)wrong);
-}
+// The __global__ entries: each declares its shared memory as the hand-written kernel did (the
+// dynamic tile, each mbarrier its own __shared__ variable) and runs its body
+// (kernels/hazard_lab_body.hpp) with the device target. Their SASS is the hand-written kernels',
+// byte for byte but for release_acquire_mbarrier (docs/hazard_lab.md, "The model").
 
 // Counts each (block, run) slot of `out` that differs from pattern(seed, block, run, .) ^ expect_xor
 // in any word as one failed trial, and every differing word. One CTA per slot; blockIdx.x =
 // block * runs + run.
 __global__ void check_slots(const uint32_t* out, int runs, int words, uint64_t seed, uint32_t expect_xor,
                             counters* c) {
-  const uint32_t slot = blockIdx.x;
-  const uint32_t block = slot / uint32_t(runs), run = slot % uint32_t(runs);
-  const uint32_t* s = out + size_t(slot) * size_t(words);
-  int wrong = 0;
-  for (int i = threadIdx.x; i < words; i += blockDim.x)
-    wrong += s[i] != (pattern(seed, block, run, uint32_t(i)) ^ expect_xor);
-  count_words(c, wrong);
-  if (__syncthreads_or(wrong) && threadIdx.x == 0) atomicAdd(&c->failed_trials, 1ull);
+  device_target t;
+  check_slots_body(t, hopper::gmem<const uint32_t>(out), runs, words, seed, expect_xor, hopper::gmem<counters>(c));
 }
 
 // raw_proxy_bulk_store: generic writes of a tile, then an async-proxy read of it (bulk store).
 template <bool Protect>
 __global__ void __launch_bounds__(kThreads) raw_proxy_bulk_store(uint32_t* out, int runs, int words, uint64_t seed) {
   extern __shared__ __align__(128) uint32_t tile[];
-  for (int r = 0; r < runs; ++r) {
-    for (int i = threadIdx.x; i < words; i += blockDim.x) tile[i] = pattern(seed, blockIdx.x, uint32_t(r), uint32_t(i));
-    if constexpr (Protect) ptx::fence_proxy_async_shared_cta();  // each writer, before the sync
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      ptx::cp_async_bulk_global_shared_cta(out + (size_t(blockIdx.x) * runs + r) * size_t(words), tile,
-                                           uint32_t(words) * 4u);
-      ptx::cp_async_bulk_commit_group();
-      ptx::cp_async_bulk_wait_group_read<0>();  // the next run's writes must not be the hazard here
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) ptx::cp_async_bulk_wait_group<0>();
+  device_target t;
+  raw_proxy_bulk_store_body<device_target, Protect>(t, hopper::smem<uint32_t>(tile), hopper::gmem<uint32_t>(out), runs,
+                                                    words, seed);
 }
 
 // raw_proxy_dsmem_copy: the same with a bulk copy into the peer CTA's shared memory (cluster of
 // 2: CTA 0 sends to CTA 1, which copies what it received to global memory for the check).
 template <bool Protect>
 __global__ void __launch_bounds__(kThreads) raw_proxy_dsmem_copy(uint32_t* out, int runs, int words, uint64_t seed) {
-  extern __shared__ __align__(128) uint32_t smem[];
-  uint32_t* tile = smem;           // CTA 0: the source
-  uint32_t* inbox = smem + words;  // CTA 1: the destination
+  extern __shared__ __align__(128) uint32_t smem[];  // CTA 0: the tile; CTA 1: the inbox after it
   __shared__ __align__(8) uint64_t landed;
-  const uint32_t rank = ptx::cluster_ctarank();
-  const uint32_t pair = blockIdx.x / 2;
-  const uint32_t bytes = uint32_t(words) * 4u;
-  if (rank == 1 && threadIdx.x == 0) {
-    ptx::mbarrier_init(&landed, 1);
-    ptx::mbarrier_arrive_expect_tx(&landed, bytes);  // armed for run 0
-    ptx::fence_mbarrier_init_release_cluster();      // the peer's copy engine signals it
-  }
-  ptx::barrier_cluster_arrive_aligned();
-  ptx::barrier_cluster_wait_aligned();
-  const uint32_t peer_inbox = ptx::mapa_shared_cluster(inbox, 1);
-  const uint32_t peer_landed = ptx::mapa_shared_cluster(&landed, 1);
-  for (int r = 0; r < runs; ++r) {
-    if (rank == 0) {
-      for (int i = threadIdx.x; i < words; i += blockDim.x) tile[i] = pattern(seed, pair, uint32_t(r), uint32_t(i));
-      if constexpr (Protect) ptx::fence_proxy_async_shared_cta();
-      __syncthreads();
-      if (threadIdx.x == 0) ptx::cp_async_bulk_shared_cluster_shared_cta(peer_inbox, tile, bytes, peer_landed);
-    } else {
-      if (threadIdx.x == 0) {
-        while (!ptx::mbarrier_try_wait_parity(&landed, uint32_t(r & 1))) {
-        }
-      }
-      __syncthreads();
-      uint32_t* o = out + (size_t(pair) * runs + r) * size_t(words);
-      for (int i = threadIdx.x; i < words; i += blockDim.x) o[i] = inbox[i];
-      __syncthreads();  // inbox read before the next copy is armed
-      if (threadIdx.x == 0 && r + 1 < runs) ptx::mbarrier_arrive_expect_tx(&landed, bytes);
-    }
-    // CTA 0 rewrites its tile only after CTA 1 saw the copy complete (source read included).
-    ptx::barrier_cluster_arrive_aligned();
-    ptx::barrier_cluster_wait_aligned();
-  }
+  device_target t;
+  raw_proxy_dsmem_copy_body<device_target, Protect>(t, hopper::smem<uint32_t>(smem), {landed},
+                                                    hopper::gmem<uint32_t>(out), runs, words, seed);
 }
 
 // war_refill_before_release: warp 0 lane 0 is the producer, warps 1..3 the consumers.
@@ -189,68 +119,20 @@ __global__ void __launch_bounds__(kThreads) war_refill_before_release(const uint
                                                                       counters* c) {
   extern __shared__ __align__(128) uint32_t stage[];
   __shared__ __align__(8) uint64_t full, empty, refilled;
-  constexpr int kConsumers = kThreads - 32;
-  const uint32_t bytes = uint32_t(words) * 4u;
-  const uint32_t* a = first + size_t(blockIdx.x) * words;
-  const uint32_t* b = refill + size_t(blockIdx.x) * words;
-  const uint32_t* ref = reference + size_t(blockIdx.x) * words;
-  if (threadIdx.x == 0) {
-    ptx::mbarrier_init(&full, 1);
-    ptx::mbarrier_init(&empty, kConsumers);
-    ptx::mbarrier_init(&refilled, 1);
-    ptx::fence_mbarrier_init_release_cluster();  // the copy engine signals full and refilled
-  }
-  __syncthreads();
-  for (int r = 0; r < runs; ++r) {
-    const uint32_t parity = uint32_t(r & 1);
-    if (threadIdx.x == 0) {
-      ptx::mbarrier_arrive_expect_tx(&full, bytes);
-      ptx::cp_async_bulk_shared_cluster_global(stage, a, bytes, &full);
-      while (!ptx::mbarrier_try_wait_parity(&full, parity)) {
-      }
-      if constexpr (Protect) {
-        while (!ptx::mbarrier_try_wait_parity(&empty, parity)) {
-        }
-      }
-      ptx::mbarrier_arrive_expect_tx(&refilled, bytes);
-      ptx::cp_async_bulk_shared_cluster_global(stage, b, bytes, &refilled);
-      while (!ptx::mbarrier_try_wait_parity(&refilled, parity)) {
-      }
-    }
-    int wrong = 0;  // the producer warp checks nothing
-    if (threadIdx.x >= 32) {
-      while (!ptx::mbarrier_try_wait_parity(&full, parity)) {
-      }
-      for (int i = int(threadIdx.x) - 32; i < words; i += kConsumers) {
-        wrong += stage[i] != ref[i];  // read-only global data: what the first copy brought
-        detail::spin_cycles(delay);
-      }
-      ptx::mbarrier_arrive(&empty);  // release: the reads above happen before the refill
-      count_words(c, wrong);
-    }
-    // The run is over (the refill has landed, every read is done); the trial failed if any of the
-    // 96 consumers saw a wrong word, and it is counted once.
-    if (__syncthreads_or(wrong) && threadIdx.x == 0) atomicAdd(&c->failed_trials, 1ull);
-  }
+  device_target t;
+  war_refill_before_release_body<device_target, Protect>(
+      t, hopper::smem<uint32_t>(stage), {full, empty, refilled}, hopper::gmem<const uint32_t>(first),
+      hopper::gmem<const uint32_t>(refill), hopper::gmem<const uint32_t>(reference), runs, words, delay,
+      hopper::gmem<counters>(c));
 }
 
 // war_store_source_reuse: a tile bulk-stored per run, rewritten by the next run.
 template <bool Protect>
 __global__ void __launch_bounds__(kThreads) war_store_source_reuse(uint32_t* out, int runs, int words, uint64_t seed) {
   extern __shared__ __align__(128) uint32_t tile[];
-  for (int r = 0; r < runs; ++r) {
-    for (int i = threadIdx.x; i < words; i += blockDim.x) tile[i] = pattern(seed, blockIdx.x, uint32_t(r), uint32_t(i));
-    ptx::fence_proxy_async_shared_cta();  // the RAW side is protected in both variants
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      ptx::cp_async_bulk_global_shared_cta(out + (size_t(blockIdx.x) * runs + r) * size_t(words), tile,
-                                           uint32_t(words) * 4u);
-      ptx::cp_async_bulk_commit_group();
-      if constexpr (Protect) ptx::cp_async_bulk_wait_group_read<0>();
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) ptx::cp_async_bulk_wait_group<0>();
+  device_target t;
+  war_store_source_reuse_body<device_target, Protect>(t, hopper::smem<uint32_t>(tile), hopper::gmem<uint32_t>(out),
+                                                      runs, words, seed);
 }
 
 // release_acquire_mbarrier: warp 1 writes `words` words, arrives (32 lanes); warp 2 waits and
@@ -261,30 +143,9 @@ __global__ void __launch_bounds__(kThreads) release_acquire_mbarrier(int runs, i
                                                                      uint32_t expect_xor, counters* c) {
   extern __shared__ __align__(128) uint32_t data[];
   __shared__ __align__(8) uint64_t flag;
-  constexpr auto kArrive = Protect ? ptx::sem::release : ptx::sem::relaxed;
-  constexpr auto kWait = Protect ? ptx::sem::acquire : ptx::sem::relaxed;
-  if (threadIdx.x == 0) ptx::mbarrier_init(&flag, 32);
-  __syncthreads();
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  for (int r = 0; r < runs; ++r) {
-    if (warp == 1) {
-      volatile uint32_t* d = data;  // each store issued as written, not merged or delayed
-      for (int i = lane; i < words; i += 32) d[i] = pattern(seed, blockIdx.x, uint32_t(r), uint32_t(i));
-      ptx::mbarrier_arrive<kArrive, ptx::scope::cta>(&flag);
-    }
-    int wrong = 0;  // only warp 2 checks
-    if (warp == 2) {
-      while (!ptx::mbarrier_try_wait_parity<kWait, ptx::scope::cta>(&flag, uint32_t(r & 1))) {
-      }
-      volatile const uint32_t* d = data;
-      for (int i = lane; i < words; i += 32)
-        wrong += d[i] != (pattern(seed, blockIdx.x, uint32_t(r), uint32_t(i)) ^ expect_xor);
-      count_words(c, wrong);
-    }
-    // Next run: the reads are over before the next writes. The trial failed if any of the 32
-    // reading lanes saw a wrong word, and it is counted once.
-    if (__syncthreads_or(wrong) && threadIdx.x == 0) atomicAdd(&c->failed_trials, 1ull);
-  }
+  device_target t;
+  release_acquire_mbarrier_body<device_target, Protect>(t, hopper::smem<uint32_t>(data), {flag}, runs, words, seed,
+                                                        expect_xor, hopper::gmem<counters>(c));
 }
 
 inline void validate(hazard_case c, const config& k) {

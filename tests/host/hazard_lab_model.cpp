@@ -1,286 +1,342 @@
-// The hazard lab's cases (kernels/hazard_lab.cuh, seed §7, §8, §9, §16, §17, §19) as model
-// programs. Where the GPU can only count what it happened to see, the model must flag every
-// unprotected case in every schedule (every seed, and every interleaving of the small ones), with
-// the hazard's kind, and find every protected case clean.
+// The hazard lab's kernels (kernels/hazard_lab.cuh, seed §7, §8, §9, §16, §17, §19) on the model:
+// the very bodies the GPU runs (kernels/hazard_lab_body.hpp), instantiated with the model's
+// target, one task per thread of 128-thread blocks. Where the GPU can only count what it happened
+// to see, the model must report every unprotected case, as the hazard it demonstrates, in every
+// seed, naming the buffer and the CTA; and every protected case must run clean with the data the
+// kernels' own checks expect (their counters find no failure). A planted fault proves that those
+// counters count, through the model as on the GPU.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
-#include <memory>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "hopper/model/model.hpp"
+#include "hopper/model/target.hpp"
+#include "kernels/hazard_lab_body.hpp"
 
 using namespace hopper::model;
+namespace hl = hopper::kernels::hazard_lab;
 
 namespace {
 
-constexpr size_t kTile = 64;  // bytes per tile (4 chunks of 16)
-constexpr int kRuns = 3;      // runs per program (the GPU kernels run hundreds)
+enum class lab_case {
+  raw_proxy_bulk_store,
+  raw_proxy_dsmem_copy,
+  war_refill_before_release,
+  war_store_source_reuse,
+  release_acquire_mbarrier,
+};
 
-uint8_t value(int run, size_t i, int salt = 0) { return uint8_t(run * 37 + int(i) * 3 + salt + 1); }
-
-// raw_proxy_bulk_store: two warps fill the tile with st.shared, bar.sync, warp 0 bulk-stores it.
-program raw_proxy_bulk_store(bool protect, std::shared_ptr<int> bad) {
-  return [protect, bad](world& w) {
-    buffer& tile = w.make_shared("tile", 1, kTile, 0, 16);
-    buffer& out = w.make_global("out", kTile * kRuns, 16);
-    named_barrier& bar = w.make_named_barrier("bar.sync 0", 2);
-    for (int t = 0; t < 2; ++t)
-      w.spawn("warp " + std::to_string(t), [&w, &tile, &out, &bar, protect, t, bad] {
-        for (int r = 0; r < kRuns; ++r) {
-          uint8_t half[kTile / 2];
-          for (size_t i = 0; i < sizeof half; ++i) half[i] = value(r, size_t(t) * sizeof half + i);
-          tile.write(size_t(t) * sizeof half, half, sizeof half);
-          if (protect) w.fence_proxy_async();  // each writer, before the sync (seed §9.3)
-          bar.sync();
-          if (t == 0) {
-            w.cp_async_bulk_global_shared(out, size_t(r) * kTile, tile, 0, kTile);
-            w.cp_async_bulk_commit_group();
-            w.cp_async_bulk_wait_group_read(0);
-          }
-          bar.sync();
-        }
-        if (t == 0) {
-          w.cp_async_bulk_wait_group(0);
-          for (int r = 0; r < kRuns; ++r)
-            for (size_t i = 0; i < kTile; ++i)
-              if (out.load<uint8_t>(size_t(r) * kTile + i) != value(r, i)) ++*bad;
-        }
-      });
-  };
-}
-
-// raw_proxy_multicast: a warp writes the global source with ordinary stores, then a multicast
-// bulk copy sends it to both CTAs of a cluster of 2. Protection: fence.proxy.async by the writer.
-program raw_proxy_multicast(bool protect, std::shared_ptr<int> bad) {
-  return [protect, bad](world& w) {
-    buffer& src = w.make_global("src", kTile, 16);
-    std::vector<buffer*> tiles;
-    std::vector<barrier*> full;
-    for (int c = 0; c < 2; ++c) {
-      tiles.push_back(&w.make_shared("tile", 1, kTile, c, 16));
-      full.push_back(&w.make_barrier("full", c));
-    }
-    named_barrier& cluster = w.make_named_barrier("barrier.cluster", 2);
-    w.spawn("producer", [&w, &src, &cluster, tiles, full, protect, bad] {
-      full[0]->init(1);
-      w.fence_mbarrier_init();
-      uint8_t v[kTile];
-      for (size_t i = 0; i < kTile; ++i) v[i] = value(0, i);
-      src.write(0, v, kTile);
-      if (protect) w.fence_proxy_async();  // fence.proxy.async.global: the copy reads src
-      cluster.sync();
-      for (int c = 0; c < 2; ++c) full[size_t(c)]->arrive_expect_tx(kTile);
-      w.cp_async_bulk_shared_global_multicast({{tiles[0], full[0]}, {tiles[1], full[1]}}, 0, src, 0, kTile);
-      full[0]->wait_phase(0);  // CTA 0 is a destination too: it must not exit before the bytes land
-      uint8_t got[kTile];
-      tiles[0]->read(0, got, kTile);
-      for (size_t i = 0; i < kTile; ++i)
-        if (got[i] != value(0, i)) ++*bad;
-      cluster.sync();
-    }, 0);
-    w.spawn("consumer of CTA 1", [&w, &cluster, tiles, full, bad] {
-      full[1]->init(1);
-      w.fence_mbarrier_init();
-      cluster.sync();
-      full[1]->wait_phase(0);
-      uint8_t v[kTile];
-      tiles[1]->read(0, v, kTile);
-      for (size_t i = 0; i < kTile; ++i)
-        if (v[i] != value(0, i)) ++*bad;
-      cluster.sync();
-    }, 1);
-  };
-}
-
-// war_refill_before_release: the producer bulk-loads the stage, then refills it (a second
-// barrier) while the consumers read it. Protection: the refill waits on the empty barrier.
-program war_refill_before_release(bool protect, std::shared_ptr<int> bad, int consumers = 2) {
-  return [protect, bad, consumers](world& w) {
-    buffer& first = w.make_global("first", kTile, 16);
-    buffer& refill = w.make_global("refill", kTile, 16);
-    for (size_t i = 0; i < kTile; ++i) {
-      first.host_data()[i] = value(0, i);
-      refill.host_data()[i] = uint8_t(~value(0, i));
-    }
-    buffer& stage = w.make_shared("stage", 1, kTile, 0, 16);
-    barrier& full = w.make_barrier("full");
-    barrier& empty = w.make_barrier("empty");
-    barrier& refilled = w.make_barrier("refilled");
-    named_barrier& block = w.make_named_barrier("__syncthreads", unsigned(1 + consumers));
-    w.spawn("producer", [&, protect] {
-      full.init(1);
-      empty.init(unsigned(consumers));
-      refilled.init(1);
-      w.fence_mbarrier_init();
-      block.sync();
-      for (int r = 0; r < kRuns; ++r) {
-        full.arrive_expect_tx(kTile);
-        w.cp_async_bulk_shared_global(stage, 0, first, 0, kTile, full);
-        full.wait_phase(uint64_t(r));
-        if (protect) empty.wait_phase(uint64_t(r));
-        refilled.arrive_expect_tx(kTile);
-        w.cp_async_bulk_shared_global(stage, 0, refill, 0, kTile, refilled);
-        refilled.wait_phase(uint64_t(r));
-        block.sync();
-      }
-    });
-    for (int j = 0; j < consumers; ++j)
-      w.spawn("consumer " + std::to_string(j), [&, bad] {
-        block.sync();
-        for (int r = 0; r < kRuns; ++r) {
-          full.wait_phase(uint64_t(r));
-          uint8_t v[kTile];
-          stage.read(0, v, kTile);
-          for (size_t i = 0; i < kTile; ++i)
-            if (v[i] != value(0, i)) ++*bad;
-          empty.arrive();  // release after the last read (seed §16)
-          block.sync();
-        }
-      });
-  };
-}
-
-// war_store_source_reuse: a tile bulk-stored, then rewritten by the next run. Protection:
-// cp.async.bulk.wait_group.read 0 by the issuer before the block sync that precedes the rewrite.
-program war_store_source_reuse(bool protect, std::shared_ptr<int> bad) {
-  return [protect, bad](world& w) {
-    buffer& tile = w.make_shared("tile", 1, kTile, 0, 16);
-    buffer& out = w.make_global("out", kTile * kRuns, 16);
-    named_barrier& bar = w.make_named_barrier("bar.sync 0", 2);
-    for (int t = 0; t < 2; ++t)
-      w.spawn("warp " + std::to_string(t), [&w, &tile, &out, &bar, protect, t, bad] {
-        for (int r = 0; r < kRuns; ++r) {
-          uint8_t half[kTile / 2];
-          for (size_t i = 0; i < sizeof half; ++i) half[i] = value(r, size_t(t) * sizeof half + i);
-          tile.write(size_t(t) * sizeof half, half, sizeof half);
-          w.fence_proxy_async();  // the RAW side is protected in both variants
-          bar.sync();
-          if (t == 0) {
-            w.cp_async_bulk_global_shared(out, size_t(r) * kTile, tile, 0, kTile);
-            w.cp_async_bulk_commit_group();
-            if (protect) w.cp_async_bulk_wait_group_read(0);
-          }
-          bar.sync();
-        }
-        if (t == 0) {
-          w.cp_async_bulk_wait_group(0);
-          for (int r = 0; r < kRuns; ++r)
-            for (size_t i = 0; i < kTile; ++i)
-              if (out.load<uint8_t>(size_t(r) * kTile + i) != value(r, i)) ++*bad;
-        }
-      });
-  };
-}
-
-// release_acquire_mbarrier: warp 1 writes data and arrives; warp 2 waits and reads. Unprotected:
-// mbarrier.arrive.relaxed (the model's waits always acquire, so the relaxed arrive alone removes
-// the ordering: nothing was released into the phase).
-program release_acquire_mbarrier(bool protect, std::shared_ptr<int> bad) {
-  return [protect, bad](world& w) {
-    buffer& data = w.make_shared("data", 1, kTile, 0, 16);
-    barrier& flag = w.make_barrier("flag");
-    named_barrier& block = w.make_named_barrier("__syncthreads", 2);
-    w.spawn("writer warp", [&, protect] {
-      flag.init(1);
-      block.sync();
-      for (int r = 0; r < kRuns; ++r) {
-        uint8_t v[kTile];
-        for (size_t i = 0; i < kTile; ++i) v[i] = value(r, i);
-        data.write(0, v, kTile);
-        flag.arrive(1, protect ? sem::release : sem::relaxed);
-        block.sync();
-      }
-    });
-    w.spawn("reader warp", [&, bad] {
-      block.sync();
-      for (int r = 0; r < kRuns; ++r) {
-        flag.wait_phase(uint64_t(r));
-        uint8_t v[kTile];
-        data.read(0, v, kTile);
-        for (size_t i = 0; i < kTile; ++i)
-          if (v[i] != value(r, i)) ++*bad;
-        block.sync();
-      }
-    });
-  };
-}
-
-constexpr uint64_t kSeeds = 400;
-
-void expect_clean(const program& p, const std::shared_ptr<int>& bad) {
-  const exploration e = explore_seeds(p, 1, kSeeds);
-  EXPECT_TRUE(e.clean()) << e.summary();
-  EXPECT_EQ(e.runs, kSeeds);
-  EXPECT_EQ(*bad, 0) << "a protected run read wrong data";
-}
-
-// Every seed must report the hazard, with one of these kinds and these words in the message.
-void expect_flagged_always(const char* name, const program& p, std::vector<error_kind> kinds,
-                           std::vector<std::string> words) {
-  const exploration e = explore_seeds(p, 1, kSeeds);
-  EXPECT_EQ(e.failures, e.runs) << name << ": flagged in only " << e.failures << " of " << e.runs << " seeds";
-  ASSERT_FALSE(e.failed.empty()) << name << " was never flagged";
-  for (const outcome& o : e.failed) {
-    bool kind_ok = false;
-    for (auto k : kinds) kind_ok = kind_ok || o.kind == k;
-    EXPECT_TRUE(kind_ok) << name << ": " << o.message;
-    for (auto& wd : words) EXPECT_NE(o.message.find(wd), std::string::npos) << "missing '" << wd << "' in: " << o.message;
+const char* name_of(lab_case c) {
+  switch (c) {
+    case lab_case::raw_proxy_bulk_store: return "raw_proxy_bulk_store";
+    case lab_case::raw_proxy_dsmem_copy: return "raw_proxy_dsmem_copy";
+    case lab_case::war_refill_before_release: return "war_refill_before_release";
+    case lab_case::war_store_source_reuse: return "war_store_source_reuse";
+    case lab_case::release_acquire_mbarrier: return "release_acquire_mbarrier";
   }
-  std::printf("SUMMARY hazard_model %s unprotected %llu/%llu: %s\n", name, (unsigned long long)e.failures,
-              (unsigned long long)e.runs, e.failed[0].message.c_str());
+  return "?";
 }
 
-// Every interleaving (up to a bound) of the unprotected program must report the hazard.
-void expect_flagged_in_every_interleaving(const char* name, const program& p, uint64_t max_runs) {
-  const exploration e = explore_all(p, max_runs);
-  EXPECT_EQ(e.failures, e.runs) << name << ": " << e.runs - e.failures << " interleavings passed unflagged";
-  std::printf("    %s: %llu interleavings%s, all flagged\n", name, (unsigned long long)e.runs,
-              e.complete ? " (all of them)" : " (bounded)");
+// What hazard_lab::config sets on the GPU, at the model's scale (the GPU runs 264 blocks x 256
+// runs of 4 KiB tiles).
+struct lab_config {
+  bool protect = true;
+  int blocks = 2;          // 2 CTAs: one cluster of 2 for the DSMEM case
+  int runs = 3;            // a WAR on reuse needs a second run; a third reuses parity 0
+  int tile_bytes = 256;    // 64 words: half the block writes one word each
+  int consumer_delay = 0;  // war_refill: clock64 polls between a consumer's reads
+  bool plant_fault = false;
+};
+
+// The mbarrier objects of each kernel, as one cta_shared object per CTA (the GPU kernels declare
+// each as its own __shared__ variable; the bodies take references to them).
+struct landed_slots {
+  mbarrier_slot landed;
+};
+struct refill_slots {
+  mbarrier_slot full, empty, refilled;
+};
+struct flag_slots {
+  mbarrier_slot flag;
+};
+
+// One case run on the model: the report, if any, and else what the kernels' counters found.
+struct lab_run {
+  bool clean = true;
+  error_kind kind = error_kind::api_misuse;
+  std::string message;
+  uint64_t trials = 0, words = 0;
+  uint64_t failures = 0, wrong_words = 0;
+  uint64_t steps = 0;  // scheduler steps of the case's kernel
+};
+
+constexpr uint32_t kBlock = uint32_t(hl::kThreads);
+
+// The trial data's seed, per model seed (hazard_lab::config::seed on the GPU).
+uint64_t data_seed(uint64_t seed) { return 0x5eed000000ull ^ (seed * 0x100000001b3ull); }
+
+buffer& make_counters(world& w) { return w.make_global("counters", sizeof(hl::counters), 8); }  // zeroed
+
+void add_counters(const buffer& b, lab_run& r) {
+  hl::counters c{};
+  std::memcpy(&c, b.host_data(), sizeof c);
+  r.failures += c.failed_trials;
+  r.wrong_words += c.wrong_words;
+}
+
+// Runs `w`; a report ends the case (clean = false) and is kept.
+bool run_world(world& w, lab_run& r) {
+  try {
+    w.run();
+  } catch (const model_error& e) {
+    r.clean = false;
+    r.kind = e.kind();
+    r.message = e.what();
+  }
+  r.steps = w.steps();
+  return r.clean;
+}
+
+// check_slots, the second kernel of the bulk-store cases: a fresh world (the kernel boundary)
+// holding the first kernel's output. A report here would be a fault of the checker itself.
+void check_slots(uint64_t seed, const buffer& first_out, int runs, int words, uint64_t dseed, uint32_t expect_xor,
+                 lab_run& r) {
+  world w(run_options{seed});
+  buffer& out = w.make_global("out", first_out.bytes(), 4);
+  std::memcpy(out.host_data(), first_out.host_data(), out.bytes());
+  buffer& cb = make_counters(w);
+  const auto slots = uint32_t(out.bytes() / (size_t(words) * 4u));
+  launch(w, {slots, kBlock, 1}, [&](target& t) {
+    hl::check_slots_body(t, gmem<const uint32_t>(out), runs, words, dseed, expect_xor, gmem<hl::counters>(cb));
+  });
+  lab_run check;
+  if (!run_world(w, check)) {
+    ADD_FAILURE() << "check_slots on the model reported: " << check.message;
+    return;
+  }
+  add_counters(cb, r);
+}
+
+// One case, as hazard_lab::run launches it, on the model with scheduler seed `seed`.
+lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
+  world w(run_options{seed});
+  lab_run r;
+  const int words = k.tile_bytes / 4;
+  const size_t tile = size_t(k.tile_bytes);
+  const uint64_t dseed = data_seed(seed);
+  const uint32_t expect_xor = k.plant_fault ? 0xFFFFFFFFu : 0u;
+  const auto blocks = uint32_t(k.blocks);
+  r.trials = uint64_t(c == lab_case::raw_proxy_dsmem_copy ? k.blocks / 2 : k.blocks) * uint64_t(k.runs);
+  r.words = uint64_t(words);
+  switch (c) {
+    case lab_case::raw_proxy_bulk_store:
+    case lab_case::war_store_source_reuse: {
+      buffer& out = w.make_global("out", size_t(k.blocks) * size_t(k.runs) * tile, 4);
+      std::memset(out.host_data(), 0xA5, out.bytes());  // poison, as on the GPU
+      launch(w, {blocks, kBlock, 1}, [&](target& t) {
+        const auto s = t.shared_buffer("tile", 1, tile, 4).as<uint32_t>();
+        const gmem<uint32_t> o(out);
+        if (c == lab_case::raw_proxy_bulk_store) {
+          if (k.protect) hl::raw_proxy_bulk_store_body<target, true>(t, s, o, k.runs, words, dseed);
+          else hl::raw_proxy_bulk_store_body<target, false>(t, s, o, k.runs, words, dseed);
+        } else {
+          if (k.protect) hl::war_store_source_reuse_body<target, true>(t, s, o, k.runs, words, dseed);
+          else hl::war_store_source_reuse_body<target, false>(t, s, o, k.runs, words, dseed);
+        }
+      });
+      if (run_world(w, r)) check_slots(seed, out, k.runs, words, dseed, expect_xor, r);
+      return r;
+    }
+    case lab_case::raw_proxy_dsmem_copy: {
+      buffer& out = w.make_global("out", size_t(k.blocks / 2) * size_t(k.runs) * tile, 4);
+      std::memset(out.host_data(), 0xA5, out.bytes());
+      launch(w, {blocks, kBlock, 2}, [&](target& t) {
+        const auto s = t.shared_buffer("smem", 1, 2 * tile, 4).as<uint32_t>();  // tile, then inbox
+        auto& b = t.cta_shared<landed_slots>("barriers");
+        const gmem<uint32_t> o(out);
+        if (k.protect) hl::raw_proxy_dsmem_copy_body<target, true>(t, s, {b.landed}, o, k.runs, words, dseed);
+        else hl::raw_proxy_dsmem_copy_body<target, false>(t, s, {b.landed}, o, k.runs, words, dseed);
+      });
+      if (run_world(w, r)) check_slots(seed, out, k.runs, words, dseed, expect_xor, r);
+      return r;
+    }
+    case lab_case::war_refill_before_release: {
+      // first[] = pattern(seed, block, 0, i), refill[] = its complement: every word differs.
+      buffer& first = w.make_global("first", size_t(k.blocks) * tile, 4);
+      buffer& refill = w.make_global("refill", size_t(k.blocks) * tile, 4);
+      for (int b = 0; b < k.blocks; ++b)
+        for (int i = 0; i < words; ++i) {
+          const uint32_t v = hl::pattern(dseed, uint32_t(b), 0, uint32_t(i));
+          const uint32_t nv = ~v;
+          std::memcpy(first.host_data() + (size_t(b) * size_t(words) + size_t(i)) * 4, &v, 4);
+          std::memcpy(refill.host_data() + (size_t(b) * size_t(words) + size_t(i)) * 4, &nv, 4);
+        }
+      buffer& cb = make_counters(w);
+      // The consumers expect first[] ^ expect_xor: for a planted fault that is refill[].
+      buffer& reference = k.plant_fault ? refill : first;
+      launch(w, {blocks, kBlock, 1}, [&](target& t) {
+        const auto s = t.shared_buffer("stage", 1, tile, 4).as<uint32_t>();
+        auto& b = t.cta_shared<refill_slots>("barriers");
+        const gmem<const uint32_t> a(first), f(refill), ref(reference);
+        const gmem<hl::counters> cs(cb);
+        if (k.protect)
+          hl::war_refill_before_release_body<target, true>(t, s, {b.full, b.empty, b.refilled}, a, f, ref, k.runs,
+                                                           words, k.consumer_delay, cs);
+        else
+          hl::war_refill_before_release_body<target, false>(t, s, {b.full, b.empty, b.refilled}, a, f, ref, k.runs,
+                                                            words, k.consumer_delay, cs);
+      });
+      if (run_world(w, r)) add_counters(cb, r);
+      return r;
+    }
+    case lab_case::release_acquire_mbarrier: {
+      buffer& cb = make_counters(w);
+      launch(w, {blocks, kBlock, 1}, [&](target& t) {
+        const auto s = t.shared_buffer("data", 1, tile, 4).as<uint32_t>();
+        auto& b = t.cta_shared<flag_slots>("barriers");
+        const gmem<hl::counters> cs(cb);
+        if (k.protect)
+          hl::release_acquire_mbarrier_body<target, true>(t, s, {b.flag}, k.runs, words, dseed, expect_xor, cs);
+        else
+          hl::release_acquire_mbarrier_body<target, false>(t, s, {b.flag}, k.runs, words, dseed, expect_xor, cs);
+      });
+      if (run_world(w, r)) add_counters(cb, r);
+      return r;
+    }
+  }
+  ADD_FAILURE() << "unknown case";
+  return r;
+}
+
+constexpr uint64_t kSeeds = 100;  // scheduler seeds per variant
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Protected: clean in every seed, every trial's data as the kernels' checks expect.
+void expect_clean(lab_case c, lab_config k) {
+  k.protect = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t steps = 0;
+  for (uint64_t s = 1; s <= kSeeds; ++s) {
+    const lab_run r = run_case(c, k, s);
+    steps += r.steps;
+    ASSERT_TRUE(r.clean) << name_of(c) << " with its protection, seed " << s << ": " << r.message;
+    EXPECT_EQ(r.failures, 0u) << name_of(c) << " with its protection, seed " << s << ": failed trials";
+    EXPECT_EQ(r.wrong_words, 0u) << name_of(c) << " with its protection, seed " << s << ": wrong words";
+  }
+  std::printf("SUMMARY hazard_model %s protected: %llu/%llu seeds clean, 0 failed trials (%.2f s, %llu steps)\n",
+              name_of(c), (unsigned long long)kSeeds, (unsigned long long)kSeeds, seconds_since(t0),
+              (unsigned long long)steps);
+}
+
+// The number after the first "of CTA " in `m` (-1: none).
+int cta_named(const std::string& m) {
+  const auto at = m.find("of CTA ");
+  return at == std::string::npos ? -1 : std::atoi(m.c_str() + at + 7);
+}
+
+// Unprotected: every seed reports `kind`, on shared buffer `buf` of one of `ctas`, with `words`.
+void expect_flagged_always(lab_case c, lab_config k, error_kind kind, const std::string& buf,
+                           const std::vector<int>& ctas, const std::vector<std::string>& words) {
+  k.protect = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t flagged = 0;
+  std::string first;
+  for (uint64_t s = 1; s <= kSeeds; ++s) {
+    const lab_run r = run_case(c, k, s);
+    if (r.clean) {
+      ADD_FAILURE() << name_of(c) << " unprotected, seed " << s << ": not flagged (" << r.failures << " failed trials)";
+      continue;
+    }
+    ++flagged;
+    if (first.empty()) first = r.message;
+    EXPECT_EQ(r.kind, kind) << name_of(c) << " unprotected, seed " << s << ": " << r.message;
+    const std::string at = "shared buffer '" + buf + "' of CTA ";
+    EXPECT_NE(r.message.find(at), std::string::npos) << "missing \"" << at << "\" in: " << r.message;
+    const int cta = cta_named(r.message);
+    bool cta_ok = false;
+    for (int x : ctas) cta_ok = cta_ok || x == cta;
+    EXPECT_TRUE(cta_ok) << name_of(c) << ": CTA " << cta << " named in: " << r.message;
+    for (const auto& wd : words)
+      EXPECT_NE(r.message.find(wd), std::string::npos) << "missing '" << wd << "' in: " << r.message;
+  }
+  std::printf("SUMMARY hazard_model %s unprotected %llu/%llu seeds flagged (%.2f s): %s\n", name_of(c),
+              (unsigned long long)flagged, (unsigned long long)kSeeds, seconds_since(t0), first.c_str());
+}
+
+// Protected with a planted fault: every trial failed exactly once and every word counted wrong.
+void expect_planted_fault_counted(lab_case c, lab_config k) {
+  k.protect = true;
+  k.plant_fault = true;
+  for (uint64_t s = 1; s <= 3; ++s) {
+    const lab_run r = run_case(c, k, s);
+    ASSERT_TRUE(r.clean) << name_of(c) << " planted fault, seed " << s << ": " << r.message;
+    EXPECT_EQ(r.failures, r.trials) << name_of(c) << " planted fault, seed " << s;
+    EXPECT_EQ(r.wrong_words, r.trials * r.words) << name_of(c) << " planted fault, seed " << s;
+  }
 }
 
 TEST(HazardLabModel, RawAcrossProxiesBulkStore) {
-  auto bad = std::make_shared<int>(0);
-  expect_clean(raw_proxy_bulk_store(true, bad), bad);
-  expect_flagged_always("raw_proxy_bulk_store", raw_proxy_bulk_store(false, bad), {error_kind::raw_hazard},
-                        {"fence.proxy.async", "tile"});
-  expect_flagged_in_every_interleaving("raw_proxy_bulk_store", raw_proxy_bulk_store(false, bad), 3000);
+  const lab_config k;
+  expect_clean(lab_case::raw_proxy_bulk_store, k);
+  expect_flagged_always(lab_case::raw_proxy_bulk_store, k, error_kind::raw_hazard, "tile", {0, 1},
+                        {"fence.proxy.async", "bulk store 'tile'", "(async proxy) reads the generic write"});
+  expect_planted_fault_counted(lab_case::raw_proxy_bulk_store, k);
 }
 
-TEST(HazardLabModel, RawAcrossProxiesMulticast) {
-  auto bad = std::make_shared<int>(0);
-  expect_clean(raw_proxy_multicast(true, bad), bad);
-  expect_flagged_always("raw_proxy_multicast", raw_proxy_multicast(false, bad), {error_kind::raw_hazard},
-                        {"fence.proxy.async", "src"});
-  expect_flagged_in_every_interleaving("raw_proxy_multicast", raw_proxy_multicast(false, bad), 3000);
+TEST(HazardLabModel, RawAcrossProxiesDsmemCopy) {
+  const lab_config k;
+  expect_clean(lab_case::raw_proxy_dsmem_copy, k);
+  // The source tile is in CTA 0 of the cluster; the copy lands in CTA 1's inbox.
+  expect_flagged_always(lab_case::raw_proxy_dsmem_copy, k, error_kind::raw_hazard, "smem", {0},
+                        {"fence.proxy.async", "bulk copy 'smem'+0 (CTA 0) -> 'smem'+" + std::to_string(k.tile_bytes) +
+                                                  " (CTA 1)"});
+  expect_planted_fault_counted(lab_case::raw_proxy_dsmem_copy, k);
 }
 
 TEST(HazardLabModel, WarRefillBeforeConsumersRelease) {
-  auto bad = std::make_shared<int>(0);
-  expect_clean(war_refill_before_release(true, bad), bad);
-  expect_clean(war_refill_before_release(true, bad, 4), bad);
-  // Depending on the schedule the refill is issued after a consumer's read (WAR) or lands
-  // before it (the read sees bytes of a phase it never waited for: RAW); never silently.
-  expect_flagged_always("war_refill_before_release", war_refill_before_release(false, bad),
-                        {error_kind::war_hazard, error_kind::raw_hazard}, {"stage", "consumer"});
-  expect_flagged_in_every_interleaving("war_refill_before_release", war_refill_before_release(false, bad, 1), 3000);
+  const lab_config k;
+  expect_clean(lab_case::war_refill_before_release, k);
+  // The refill is issued while consumers have read the stage and not released it.
+  expect_flagged_always(lab_case::war_refill_before_release, k, error_kind::war_hazard, "stage", {0, 1},
+                        {"bulk copy 'refill'", "may still be reading it", "released after its last read"});
+  expect_planted_fault_counted(lab_case::war_refill_before_release, k);
+}
+
+TEST(HazardLabModel, WarRefillWithConsumerWork) {
+  // Consumers that poll clock64 between reads (the GPU test's 200 cycles of work per word) yield
+  // to the scheduler there, so the refill may land in the middle of their reads: still a WAR
+  // first, when the refill is issued.
+  lab_config k;
+  k.consumer_delay = 3;
+  k.tile_bytes = 512;  // 128 words: more than one read per consumer
+  expect_clean(lab_case::war_refill_before_release, k);
+  expect_flagged_always(lab_case::war_refill_before_release, k, error_kind::war_hazard, "stage", {0, 1},
+                        {"bulk copy 'refill'", "may still be reading it"});
 }
 
 TEST(HazardLabModel, WarBulkStoreSourceReusedBeforeWaitGroupRead) {
-  auto bad = std::make_shared<int>(0);
-  expect_clean(war_store_source_reuse(true, bad), bad);
-  expect_flagged_always("war_store_source_reuse", war_store_source_reuse(false, bad), {error_kind::war_hazard},
-                        {"wait_group.read", "tile"});
-  expect_flagged_in_every_interleaving("war_store_source_reuse", war_store_source_reuse(false, bad), 3000);
+  const lab_config k;
+  expect_clean(lab_case::war_store_source_reuse, k);
+  expect_flagged_always(lab_case::war_store_source_reuse, k, error_kind::war_hazard, "tile", {0, 1},
+                        {"generic write", "bulk store 'tile'", "wait_group.read"});
+  expect_planted_fault_counted(lab_case::war_store_source_reuse, k);
 }
 
 TEST(HazardLabModel, ReleaseAcquireThroughMbarrier) {
-  auto bad = std::make_shared<int>(0);
-  expect_clean(release_acquire_mbarrier(true, bad), bad);
-  expect_flagged_always("release_acquire_mbarrier", release_acquire_mbarrier(false, bad), {error_kind::raw_hazard},
-                        {"reader warp", "writer warp", "no synchronisation"});
-  expect_flagged_in_every_interleaving("release_acquire_mbarrier", release_acquire_mbarrier(false, bad), 3000);
+  const lab_config k;
+  expect_clean(lab_case::release_acquire_mbarrier, k);
+  // A relaxed arrive releases nothing and a relaxed wait acquires nothing: warp 2's reads are not
+  // ordered after warp 1's writes.
+  expect_flagged_always(lab_case::release_acquire_mbarrier, k, error_kind::raw_hazard, "data", {0, 1},
+                        {"(warp 2 lane", "reads the write of task 'thread", "(warp 1 lane", "no synchronisation"});
+  expect_planted_fault_counted(lab_case::release_acquire_mbarrier, k);
 }
 
 }  // namespace
