@@ -242,12 +242,12 @@ class barrier {
                        "(arrive of phase n+1 before a wait observed phase n)");
     // .release publishes this task's history into the phase; .relaxed only its place in
     // execution order (what it had observed is over, but none of its accesses are ordered).
-    const uint64_t now = s_.tick();
+    s_.tick();
     if (m == sem::release) {
       current_.join(s_.clock(t));
     } else {
       current_.join_execution_order(s_.clock(t));
-      s_.note_relaxed_arrive(t, now, name());
+      s_.note_relaxed_arrive(t, name());
     }
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });

@@ -203,18 +203,21 @@ class scheduler {
   }
   const std::vector<std::pair<size_t, size_t>>& choices_made() const { return made_; }
 
-  // A .relaxed arrive of task t at time `now` (its own clock) on barrier `bar`: kept so that a
-  // WAR report on a read of t before it can say that this arrive ordered nothing.
-  void note_relaxed_arrive(int t, uint64_t now, const std::string& bar) {
-    auto& v = tasks_.at(size_t(t))->relaxed_arrives;
-    if (v.size() < 64) v.push_back({now, bar});
+  // A .relaxed arrive of task t on barrier `bar`, with what t knew then: kept so that a WAR
+  // report on a read ordered before it can say that this arrive ordered nothing.
+  void note_relaxed_arrive(int t, const std::string& bar) {
+    if (relaxed_arrives_.size() < 4096) relaxed_arrives_.push_back({t, bar, tasks_.at(size_t(t))->clock.task});
   }
-  // The first .relaxed arrive of task t after its event at time `after`, as a phrase, or empty.
+  // The first .relaxed arrive that came after task t's event at time `after` in t's own order or
+  // through synchronisation (a __syncwarp before an elected arrive), as a phrase, or empty.
   std::string relaxed_arrive_after(int t, uint64_t after) const {
-    for (const auto& [when, bar] : tasks_.at(size_t(t))->relaxed_arrives)
-      if (when > after)
-        return "its arrive on barrier " + bar + " after this read was .relaxed, which orders no memory "
-               "(a stage read with generic loads is released with .release)";
+    for (const auto& a : relaxed_arrives_) {
+      const uint64_t known = size_t(t) < a.knew.size() ? a.knew[size_t(t)] : 0;
+      if (known < after) continue;
+      return "the arrive on barrier " + a.bar + " by " + where(a.task) +
+             " after this read was .relaxed, which orders no memory (a stage read with generic loads is "
+             "released with .release)";
+    }
     return {};
   }
 
@@ -275,7 +278,6 @@ class scheduler {
     std::function<std::string()> what_fn;
     std::string last = "start";
     hb_clock clock;
-    std::vector<std::pair<uint64_t, std::string>> relaxed_arrives;
   };
   struct agent {
     std::string what;
@@ -407,6 +409,12 @@ class scheduler {
   unsigned spurious_used_ = 0;  // spurious failures chosen in this exhaustive run
   std::vector<std::pair<size_t, size_t>> made_;
   std::vector<trace_event> trace_;
+  struct relaxed_arrive {
+    int task;
+    std::string bar;
+    std::vector<uint64_t> knew;  // the arriving task's clock (memory order) at the arrive
+  };
+  std::vector<relaxed_arrive> relaxed_arrives_;
 };
 
 }  // namespace hopper::model
