@@ -1,13 +1,9 @@
-// A streaming kernel through hopper::pipeline, shared by the showcase and the GPU pipeline tests:
-// warp 0's lane 0 produces (cp.async.bulk global -> shared, one stage per iteration), the other
-// warps consume (read the stage from shared memory, store it to global) and release it.
-//
-// Layout of the work:
-//  - without multicast, CTA b streams tiles [b*tiles, (b+1)*tiles) of src to the same tiles of dst;
-//  - with multicast (cluster of n CTAs), cluster c streams tiles [c*tiles, (c+1)*tiles): the
-//    producer of rank r loads slice r of each tile into every CTA of the cluster, and CTA r writes
-//    the whole tile it received to dst tile ((c*n + r)*tiles + t). So each CTA's output proves it
-//    saw every peer's slice for that iteration.
+// A streaming kernel through hopper::pipeline, shared by the showcase and the GPU pipeline tests.
+// Its body, with the layout of the work, is apps/pipeline_stream_body.hpp, written once over a
+// target: this entry runs it with the device target, tests/host/pipeline_model.cpp and the
+// showcase's no-GPU path with the model's (every thread a task). The entry compiles to the same
+// instructions as the hand-written kernel it replaced (tests/host/kernels_sass.cpp); a few
+// independent instructions come in another order.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -16,10 +12,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "apps/pipeline_stream_body.hpp"
+#include "hopper/device_target.cuh"
 #include "hopper/pipeline.cuh"
 #include "hopper/pipeline_backend_device.cuh"
-#include "hopper/ptx/cp_async_bulk.cuh"
-#include "hopper/ptx/special_registers.cuh"
+#include "hopper/views.cuh"
 
 namespace hopper::apps {
 
@@ -29,51 +26,13 @@ __global__ void __launch_bounds__(1024) pipeline_stream_kernel(const uint4* __re
                                                                uint32_t tiles, uint32_t stage_bytes,
                                                                pipeline_params params,
                                                                trace::sink sink) {
-  using pipe_t = pipeline<Stages, basic_device_backend<Traced>>;
-  __shared__ typename pipe_t::storage ring;
+  using target_t = basic_device_target<Traced>;
+  __shared__ typename pipeline<Stages, target_t>::storage ring;
   extern __shared__ __align__(128) uint8_t stage_mem[];
 
-  pipe_t pipe = pipe_t::init(ring, params, basic_device_backend<Traced>(sink));
-  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const bool mc = params.multicast && params.cluster_size > 1;
-  const uint32_t rank = mc ? ptx::cluster_ctarank() : 0u;
-  const uint32_t cta = blockIdx.x;
-  const size_t tile_vecs = stage_bytes / 16u;
-  // First source tile of this CTA (no multicast) or of its cluster (multicast).
-  const size_t src_tile0 = mc ? size_t(cta / params.cluster_size) * tiles : size_t(cta) * tiles;
-  const size_t dst_tile0 = size_t(cta) * tiles;
-
-  if (warp == 0) {
-    if (lane == 0) {
-      auto s = pipe.producer_start();
-      for (; s.iter() < tiles; ++s) {
-        pipe.acquire(s, stage_bytes);  // the whole stage, whoever delivers it
-        uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
-        const uint4* from = src + (src_tile0 + s.iter()) * tile_vecs;
-        if (mc) {
-          const uint32_t slice = stage_bytes / params.cluster_size;
-          const uint16_t all = uint16_t((1u << params.cluster_size) - 1u);
-          ptx::cp_async_bulk_shared_cluster_global_multicast(
-              stage + size_t(rank) * slice, reinterpret_cast<const uint8_t*>(from) + size_t(rank) * slice,
-              slice, &pipe.full(s), all);
-        } else {
-          ptx::cp_async_bulk_shared_cluster_global(stage, from, stage_bytes, &pipe.full(s));
-        }
-        pipe.commit(s);
-      }
-      pipe.drain(s);  // peers may still arrive on our empty barriers until then
-    }
-  } else if (warp <= params.consumer_warps) {
-    const uint32_t cw = warp - 1u;
-    for (auto s = pipe.consumer_start(); s.iter() < tiles; ++s) {
-      pipe.wait(s);
-      const uint4* stage = reinterpret_cast<const uint4*>(stage_mem + size_t(s.index()) * stage_bytes);
-      uint4* out = dst + (dst_tile0 + s.iter()) * tile_vecs;
-      for (size_t i = size_t(cw) * 32u + lane; i < tile_vecs; i += size_t(params.consumer_warps) * 32u)
-        out[i] = stage[i];
-      pipe.release(s);  // after this warp's last read of the stage
-    }
-  }
+  target_t t(sink);
+  pipeline_stream_body<Stages>(t, ring, smem<uint8_t>(stage_mem), gmem<const uint4>(src), gmem<uint4>(dst), tiles,
+                               stage_bytes, params);
 }
 
 // Host launcher: validates, sets the shared-memory attribute, launches with the cluster shape.

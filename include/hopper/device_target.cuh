@@ -21,6 +21,8 @@
 //                 createpolicy, bulk groups (commit, wait, wait.read)
 //   sync          syncthreads(_or), syncwarp, bar.sync/bar.arrive, barrier.cluster, elect
 //   other         setmaxnreg, griddepcontrol, clock64, nanosleep
+//   tensor cores  smem_addr (cvta.to.shared), wgmma_fence, wgmma_m64nNk16_f32_bf16_bf16,
+//                 wgmma_commit_group, wgmma_wait_group<N>, wgmma_fence_operand
 #pragma once
 #include <cuda_runtime.h>
 
@@ -304,6 +306,27 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // clock64 (mov.u64 %clock64): SM cycles, for spins that model work.
   __device__ __forceinline__ long long clock64() const { return ::clock64(); }
 
+  // ---- shared-window addresses and tensor cores --------------------------------------------
+  // cvta.to.shared: the 32-bit shared::cta address of v (what wgmma descriptors are built from).
+  template <class E>
+  __device__ __forceinline__ uint32_t smem_addr(smem<E> v) const { return v.addr(); }
+  // wgmma.fence.sync.aligned
+  __device__ __forceinline__ void wgmma_fence() const { ptx::wgmma_fence(); }
+  // wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
+  // imm-scale-b, imm-trans-a, imm-trans-b (N = 64, 128, 256)
+  template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
+  __device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                                               bool scale_d) const {
+    ptx::wgmma_m64nNk16_f32_bf16_bf16<N, ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
+  }
+  // wgmma.commit_group.sync.aligned / wgmma.wait_group.sync.aligned N
+  __device__ __forceinline__ void wgmma_commit_group() const { ptx::wgmma_commit_group(); }
+  template <int N>
+  __device__ __forceinline__ void wgmma_wait_group() const { ptx::wgmma_wait_group<N>(); }
+  // Keeps ordinary uses of the accumulators from moving across fence / wait_group (no instruction).
+  template <int R>
+  __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) const { ptx::wgmma_fence_operand(d); }
+
   // ---- as the pipeline's backend (hopper/pipeline.cuh) -------------------------------------
   __device__ __forceinline__ bool init_thread() const {
     return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
@@ -350,7 +373,7 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // One record per event and warp, by lane 0 (compiled only when Traced).
   __device__ __forceinline__ void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) {
     if constexpr (Traced) {
-      if ((threadIdx.x & 31u) != 0) return;
+      if (lane() != 0) return;
       const uint32_t warps_per_cta = (blockDim.x * blockDim.y * blockDim.z + 31u) / 32u;
       const uint32_t cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
       const uint32_t warp = threadIdx.x / 32u;

@@ -1,0 +1,179 @@
+// The streaming kernel of apps/pipeline_stream.cuh on the executable model: its own body
+// (apps/pipeline_stream_body.hpp) instantiated with the model's target, every thread of the
+// launch a task under the seeded scheduler. One launch per case: src filled with a pattern, dst
+// poisoned, the body run, then every word of dst compared on the host with the source tile the
+// kernel's layout says it must hold. A case may plant one of the body's mutants, so tests can show
+// that the model reports it. Used by tests/host/pipeline_model.cpp and by the showcase when there
+// is no GPU.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apps/pipeline_stream_body.hpp"
+#include "hopper/model/model.hpp"
+#include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
+#include "hopper/trace.cuh"
+
+namespace hopper::apps {
+
+struct host_case {
+  uint32_t stages = 2, warpgroups = 1, cluster = 1, tiles = 4;
+  uint32_t clusters = 1;  // clusters in the grid (ctas = clusters * cluster)
+  uint32_t stage_bytes = 64;
+  bool multicast = false;
+  uint32_t warps_per_group = 4;  // consumer warps per warpgroup
+  uint64_t seed = 1;
+  mutant m = mutant::none;
+
+  uint32_t consumer_warps() const { return warpgroups * warps_per_group; }
+  uint32_t ctas() const { return clusters * cluster; }
+  uint32_t block_threads() const { return 32u * (1u + consumer_warps()); }
+};
+
+inline std::string describe(const host_case& c) {
+  return "stages=" + std::to_string(c.stages) + " warpgroups=" + std::to_string(c.warpgroups) + "x" +
+         std::to_string(c.warps_per_group) + " cluster=" + std::to_string(c.cluster) +
+         (c.clusters > 1 ? " clusters=" + std::to_string(c.clusters) : std::string()) +
+         (c.multicast ? " multicast" : "") + " tiles=" + std::to_string(c.tiles) +
+         " stage_bytes=" + std::to_string(c.stage_bytes) + " seed=" + std::to_string(c.seed) +
+         " mutant=" + name(c.m);
+}
+
+// The word at position i of source tile t: distinct across tiles and positions.
+inline uint32_t word_of(size_t tile, size_t i) {
+  uint64_t z = (uint64_t(tile) << 32) ^ (i * 0x9E3779B97F4A7C15ull) ^ 0x5bd1e995u;
+  z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
+  return uint32_t(z ^ (z >> 29));
+}
+
+inline constexpr uint32_t dst_poison = 0xA5A5A5A5u;
+
+struct stream_outcome {
+  bool reported = false;
+  hopper::model::error_kind kind{};
+  std::string message;
+  // dst after the run (also after a report: what the kernel had written by then).
+  uint64_t checked_words = 0, bad_words = 0;
+  std::string first_bad;  // where the first wrong word is, if any
+  uint64_t steps = 0;     // scheduler steps the run took
+  size_t tasks = 0;       // threads of the launch (each a task)
+  std::vector<hopper::trace::record> timeline;
+};
+
+// One launch of pipeline_stream_body<S, model::target, M>.
+template <int S, mutant M>
+stream_outcome run_once(const host_case& c, bool keep_timeline) {
+  namespace hm = hopper::model;
+  using pipe_t = hopper::pipeline<S, hm::target>;
+  if (c.cluster < 1 || c.clusters < 1 || c.consumer_warps() < 1 || c.stage_bytes % 16 != 0 ||
+      (c.multicast && c.stage_bytes % (16u * c.cluster) != 0))
+    throw std::invalid_argument("pipeline_stream on the model: bad case " + describe(c));
+  stream_outcome out;
+  hm::run_options o;
+  o.seed = c.seed;
+  o.step_limit = 20000000;
+  hm::world w(o);
+  const bool mc = c.multicast && c.cluster > 1;
+  const uint32_t ctas = c.ctas();
+  const size_t words = c.stage_bytes / 4;
+  const size_t src_tiles = (mc ? size_t(c.clusters) : size_t(ctas)) * c.tiles;
+  const size_t dst_tiles = size_t(ctas) * c.tiles;
+
+  hm::buffer& src = w.make_global("src", src_tiles * c.stage_bytes, 16);
+  for (size_t t = 0; t < src_tiles; ++t)
+    for (size_t i = 0; i < words; ++i) {
+      const uint32_t v = word_of(t, i);
+      std::memcpy(src.host_data() + (t * words + i) * 4, &v, 4);
+    }
+  hm::buffer& dst = w.make_global("dst", dst_tiles * c.stage_bytes, 16);
+  std::memset(dst.host_data(), 0xA5, dst.bytes());
+
+  const hopper::pipeline_params p{c.consumer_warps(), c.cluster, mc};
+  const uint32_t tiles = c.tiles, stage_bytes = c.stage_bytes;
+  hm::launch(
+      w, {ctas, c.block_threads(), c.cluster},
+      [&src, &dst, tiles, stage_bytes, p](hm::target& t) {
+        auto& ring = t.cta_shared<typename pipe_t::storage>("ring");
+        const auto stages = t.shared_buffer("stages", S, stage_bytes, 16);
+        pipeline_stream_body<S, hm::target, M>(t, ring, stages, hm::gmem<const hm::u32x4>(src),
+                                               hm::gmem<hm::u32x4>(dst), tiles, stage_bytes, p);
+      },
+      keep_timeline ? &out.timeline : nullptr);
+  out.tasks = size_t(ctas) * c.block_threads();
+  try {
+    w.run();
+  } catch (const hm::model_error& e) {
+    out.reported = true;
+    out.kind = e.kind();
+    out.message = e.what();
+  }
+  out.steps = w.steps();
+
+  // CTA b's tile t must hold source tile t of its CTA (no multicast) or of its cluster (multicast).
+  for (uint32_t b = 0; b < ctas; ++b)
+    for (uint32_t t = 0; t < c.tiles; ++t) {
+      const size_t from = (mc ? size_t(b / c.cluster) : size_t(b)) * c.tiles + t;
+      const size_t to = size_t(b) * c.tiles + t;
+      for (size_t i = 0; i < words; ++i) {
+        uint32_t got;
+        std::memcpy(&got, dst.host_data() + (to * words + i) * 4, 4);
+        ++out.checked_words;
+        if (got != word_of(from, i) && out.bad_words++ == 0) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "dst word %zu of CTA %u tile %u is 0x%08x, expected 0x%08x%s", i, b, t,
+                        got, word_of(from, i), got == dst_poison ? " (never written)" : "");
+          out.first_bad = buf;
+        }
+      }
+    }
+  return out;
+}
+
+namespace detail {
+
+template <mutant M, int... S>
+stream_outcome run_stages(const host_case& c, bool keep_timeline, std::integer_sequence<int, S...>) {
+  stream_outcome out;
+  const bool found = ((int(c.stages) == S ? (out = run_once<S, M>(c, keep_timeline), true) : false) || ...);
+  if (!found)
+    throw std::invalid_argument("pipeline_stream on the model: stages = " + std::to_string(c.stages) +
+                                " not instantiated for mutant " + name(M) +
+                                (M == mutant::none ? " (1..10)" : " (1..4)"));
+  return out;
+}
+
+template <mutant M>
+stream_outcome run_mutant(const host_case& c, bool keep_timeline) {
+  if constexpr (M == mutant::none)
+    return run_stages<M>(c, keep_timeline, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10>{});
+  else
+    return run_stages<M>(c, keep_timeline, std::integer_sequence<int, 1, 2, 3, 4>{});
+}
+
+}  // namespace detail
+
+// The body with c.stages stages (1..10; a mutant: 1..4) and c.m planted.
+inline stream_outcome run_case(const host_case& c, bool keep_timeline = false) {
+  switch (c.m) {
+    case mutant::none: return detail::run_mutant<mutant::none>(c, keep_timeline);
+    case mutant::producer_parity_0: return detail::run_mutant<mutant::producer_parity_0>(c, keep_timeline);
+    case mutant::consumer_parity_1: return detail::run_mutant<mutant::consumer_parity_1>(c, keep_timeline);
+    case mutant::skip_release: return detail::run_mutant<mutant::skip_release>(c, keep_timeline);
+    case mutant::empty_count_minus_1: return detail::run_mutant<mutant::empty_count_minus_1>(c, keep_timeline);
+    case mutant::empty_count_plus_1: return detail::run_mutant<mutant::empty_count_plus_1>(c, keep_timeline);
+    case mutant::bytes_minus_16: return detail::run_mutant<mutant::bytes_minus_16>(c, keep_timeline);
+    case mutant::bytes_plus_16: return detail::run_mutant<mutant::bytes_plus_16>(c, keep_timeline);
+    case mutant::no_drain: return detail::run_mutant<mutant::no_drain>(c, keep_timeline);
+    case mutant::release_before_read: return detail::run_mutant<mutant::release_before_read>(c, keep_timeline);
+    case mutant::relaxed_release: return detail::run_mutant<mutant::relaxed_release>(c, keep_timeline);
+  }
+  throw std::invalid_argument("pipeline_stream on the model: unknown mutant");
+}
+
+}  // namespace hopper::apps
