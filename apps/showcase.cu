@@ -1,9 +1,10 @@
 // The main job (README, tools/main.sh):  showcase [OUT_DIR]
 //
-// On an sm_90 GPU: streams a large buffer through hopper::pipeline (cp.async.bulk producer, four
-// consumer warps, 4 stages of 32 KiB), checks every byte, measures its bandwidth beside
-// cudaMemcpyAsync in the same process, then runs the same kernel traced and writes its timeline
-// (Chrome/Perfetto JSON, and a PNG through tools/trace_png.py where Python and matplotlib exist).
+// On an sm_90 GPU: the kernels users call, each checked, then measured beside its anchor in the
+// same process: the default streaming copy (hopper::kernels::stream_copy_1d) of 1 GiB against
+// cudaMemcpyAsync, the bf16 GEMM (hopper::gemm::plan) on 8192^3 against cuBLAS; then the
+// pipeline kernel traced, and its timeline written (Chrome/Perfetto JSON, and a PNG through
+// tools/trace_png.py where Python and matplotlib exist).
 // Without one: runs the same kernel body (apps/pipeline_stream_body.hpp) on the executable model,
 // every thread a task (clusters with multicast, many scheduler seeds, the bugs planted in the body
 // as compile-time mutants), checks every word it wrote, prints what it checked, and writes the
@@ -18,8 +19,16 @@
 #include <string>
 #include <vector>
 
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <utility>
+
 #include "apps/pipeline_stream.cuh"
-#include "apps/pipeline_stream_on_model.hpp"
+#include "kernels/gemm/gemm.cuh"
+#include "kernels/stream_copy.cuh"
+#include "apps/showcase.hpp"
 #include "hopper/trace.cuh"
 
 namespace {
@@ -42,31 +51,42 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-// Render the PNG where the tool can; the JSON is the result either way.
-std::string render_png(const std::string& json) {
-  const std::string png = json.substr(0, json.size() - 5) + ".png";
-  const std::string cmd = "python3 tools/trace_png.py '" + json + "' '" + png + "' > /dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0 ? png : std::string();
-}
-
 float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-int run_gpu(const std::string& out) {
-  constexpr int stages = 4;
-  hopper::pipeline_config cfg;
-  cfg.stages = stages;
-  cfg.stage_bytes = 32 * 1024;
-  cfg.consumer_warps = 4;
-  cfg.block_warps = 5;
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  const uint32_t ctas = uint32_t(prop.multiProcessorCount) * 2;  // two 128 KiB rings per SM
-  const uint32_t tiles = 128;  // about 1 GiB through the pipeline, 20x the L2
-  const size_t bytes = size_t(ctas) * tiles * cfg.stage_bytes;
+// Median of `runs` timed calls of each of two bodies, interleaved one by one after a warm-up, each
+// between its own pair of events (both in this process, so both see the same clocks).
+template <class Ours, class Theirs>
+std::pair<float, float> time_pair(Ours&& ours, Theirs&& theirs, int runs = 15) {
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "event");
+  check(cudaEventCreate(&b), "event");
+  auto once = [&](auto&& body) {
+    check(cudaEventRecord(a), "record");
+    body();
+    check(cudaEventRecord(b), "record");
+    check(cudaEventSynchronize(b), "sync");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, a, b), "elapsed");
+    return t;
+  };
+  for (int i = 0; i < 3; ++i) once(ours), once(theirs);  // warm-up
+  std::vector<float> t_ours, t_theirs;
+  for (int i = 0; i < runs; ++i) {
+    t_ours.push_back(once(ours));
+    t_theirs.push_back(once(theirs));
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return {median(t_ours), median(t_theirs)};
+}
 
+// The library's default copy (hopper::kernels::stream_copy_1d: per-tile, bulk loads, st.global)
+// against cudaMemcpyAsync on 1 GiB: every byte checked, then bandwidth (bytes read + written).
+int run_copy_gpu() {
+  const size_t bytes = size_t(1) << 30;
   uint8_t *src = nullptr, *dst = nullptr;
   check(cudaMalloc(&src, bytes), "cudaMalloc src");
   check(cudaMalloc(&dst, bytes), "cudaMalloc dst");
@@ -75,47 +95,100 @@ int run_gpu(const std::string& out) {
   for (auto& w : host) w = uint32_t(rng());
   check(cudaMemcpy(src, host.data(), bytes, cudaMemcpyHostToDevice), "upload");
   check(cudaMemset(dst, 0xA5, bytes), "poison");
-
-  auto run = [&] {
-    check(hopper::apps::launch_pipeline_stream<stages>(reinterpret_cast<const uint4*>(src),
-                                                       reinterpret_cast<uint4*>(dst), ctas, tiles, cfg),
-          "pipeline launch");
-  };
-  // Correctness first: every byte.
-  run();
-  check(cudaDeviceSynchronize(), "pipeline run");
+  check(hopper::kernels::stream_copy_1d(dst, src, bytes), "stream_copy_1d");
+  check(cudaDeviceSynchronize(), "copy run");
   std::vector<uint32_t> back(bytes / 4);
   check(cudaMemcpy(back.data(), dst, bytes, cudaMemcpyDeviceToHost), "download");
   const bool same = back == host;
-  std::printf("pipeline copy of %.2f GiB (%u CTAs x %u tiles of %zu KiB, %d stages): %s\n",
-              double(bytes) / (1u << 30), ctas, tiles, cfg.stage_bytes / 1024, stages,
-              same ? "every byte verified" : "MISMATCH");
+  std::printf("default copy (hopper::kernels::stream_copy_1d) of 1 GiB: %s\n", same ? "every byte verified" : "MISMATCH");
   if (!same) return 1;
+  const auto [t_ours, t_memcpy] =
+      time_pair([&] { check(hopper::kernels::stream_copy_1d(dst, src, bytes), "stream_copy_1d"); },
+                [&] { check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "memcpy"); });
+  const double gb_ours = 2.0 * double(bytes) / (t_ours * 1e6), gb_memcpy = 2.0 * double(bytes) / (t_memcpy * 1e6);
+  std::printf("SUMMARY showcase copy %.0f GB/s, cudaMemcpyAsync %.0f GB/s\n", gb_ours, gb_memcpy);
+  std::printf("RATIO showcase copy/memcpy %.3f\n", gb_ours / gb_memcpy);
+  cudaFree(src);
+  cudaFree(dst);
+  return 0;
+}
 
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "event");
-  check(cudaEventCreate(&b), "event");
-  auto time = [&](auto&& body) {
-    std::vector<float> ms;
-    for (int i = 0; i < 3; ++i) body();  // warm-up
-    for (int i = 0; i < 15; ++i) {
-      check(cudaEventRecord(a), "record");
-      body();
-      check(cudaEventRecord(b), "record");
-      check(cudaEventSynchronize(b), "sync");
-      float t = 0;
-      check(cudaEventElapsedTime(&t, a, b), "elapsed");
-      ms.push_back(t);
+// The GEMM (hopper::gemm::plan, bf16 in and out, fp32 accumulation) against cublasGemmEx on
+// 8192^3 with B stored N x K: 256 sampled elements checked against a double-precision reference,
+// then TFLOP/s of each, interleaved (burst: one launch per event pair).
+int run_gemm_gpu() {
+  const int64_t M = 8192, N = 8192, K = 8192;
+  std::vector<__nv_bfloat16> a(size_t(M) * K), b(size_t(N) * K);
+  std::mt19937_64 rng(std::random_device{}());
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& x : a) x = __float2bfloat16(nd(rng));
+  for (auto& x : b) x = __float2bfloat16(nd(rng));
+  __nv_bfloat16 *dA = nullptr, *dB = nullptr, *dC = nullptr;
+  check(cudaMalloc(&dA, a.size() * 2), "cudaMalloc A");
+  check(cudaMalloc(&dB, b.size() * 2), "cudaMalloc B");
+  check(cudaMalloc(&dC, size_t(M) * N * 2), "cudaMalloc C");
+  check(cudaMemcpy(dA, a.data(), a.size() * 2, cudaMemcpyHostToDevice), "upload A");
+  check(cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice), "upload B");
+  check(cudaMemset(dC, 0xFF, size_t(M) * N * 2), "poison C");
+  hopper::gemm::problem p;
+  p.M = M, p.N = N, p.K = K;
+  const hopper::gemm::plan plan(p, dA, dB, dC);
+  check(plan.run(), "gemm");
+  check(cudaDeviceSynchronize(), "gemm run");
+  std::vector<__nv_bfloat16> c(size_t(M) * N);
+  check(cudaMemcpy(c.data(), dC, c.size() * 2, cudaMemcpyDeviceToHost), "download C");
+  int bad = 0;
+  double worst = 0;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t r = int64_t(rng() % uint64_t(M)), col = int64_t(rng() % uint64_t(N));
+    double ref = 0, mag = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const double x = double(__bfloat162float(a[size_t(r * K + k)])) * double(__bfloat162float(b[size_t(col * K + k)]));
+      ref += x, mag += std::fabs(x);
     }
-    return median(ms);
+    const double got = double(__bfloat162float(c[size_t(r * N + col)]));
+    const double err = std::fabs(got - ref) / (mag + 1e-30);
+    worst = std::max(worst, err);
+    bad += !(err <= 1e-2);  // bf16 output: 8 bits of mantissa, relative to the sum of |products|
+  }
+  std::printf("GEMM 8192^3 (hopper::gemm::plan, bf16, B as N x K): %d of 256 sampled elements outside tolerance "
+              "(worst relative error %.2e)\n", bad, worst);
+  if (bad) return 1;
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "showcase: cublasCreate failed\n");
+    return 1;
+  }
+  const float alpha = 1.f, beta = 0.f;
+  auto theirs = [&] {
+    // Column-major view of row-major C: C^T (N x M) = B (N x K, K-contiguous) . A^T.
+    if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &alpha, dB, CUDA_R_16BF, int(K), dA,
+                     CUDA_R_16BF, int(K), &beta, dC, CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "showcase: cublasGemmEx failed\n");
+      std::exit(1);
+    }
   };
-  const float t_pipe = time(run);
-  const float t_memcpy = time([&] { check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "memcpy"); });
-  // Bytes read + bytes written, as ANCHORS.md counts them.
-  const double gbs_pipe = 2.0 * double(bytes) / (t_pipe * 1e6), gbs_memcpy = 2.0 * double(bytes) / (t_memcpy * 1e6);
-  std::printf("SUMMARY showcase pipeline copy %.0f GB/s, cudaMemcpyAsync %.0f GB/s\n", gbs_pipe, gbs_memcpy);
-  std::printf("RATIO showcase pipeline/memcpy %.3f\n", gbs_pipe / gbs_memcpy);
+  const auto [t_ours, t_cublas] = time_pair([&] { check(plan.run(), "gemm"); }, theirs);
+  const double tf = p.flops() * 1e-9;
+  std::printf("SUMMARY showcase gemm 8192^3 %.0f TFLOP/s, cuBLAS %.0f TFLOP/s\n", tf / t_ours, tf / t_cublas);
+  std::printf("RATIO showcase gemm/cublas %.3f\n", t_cublas / t_ours);
+  cublasDestroy(h);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  return 0;
+}
 
+// The pipeline's timeline on the GPU: a short traced run of the showcase's pipeline kernel.
+int run_timeline_gpu(const std::string& out) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const size_t tbytes = size_t(8) * 48 * 16 * 1024;
+  uint8_t *src = nullptr, *dst = nullptr;
+  check(cudaMalloc(&src, tbytes), "cudaMalloc src");
+  check(cudaMalloc(&dst, tbytes), "cudaMalloc dst");
+  check(cudaMemset(src, 0x3C, tbytes), "fill src");
   // The timeline: a short traced run (8 CTAs, 3 stages, 2 consumer warpgroups, cluster of 2).
   hopper::pipeline_config tc;
   tc.stages = 3;
@@ -145,7 +218,7 @@ int run_gpu(const std::string& out) {
   hopper::trace::write_file(json, hopper::trace::chrome_json(
       recs, "hopper::pipeline on " + std::string(prop.name) + ": 8 CTAs, clusters of 2 with multicast, 3 stages, 8 consumer warps",
       "globaltimer ns"));
-  const std::string png = render_png(json);
+  const std::string png = hopper::apps::render_png(json);
   std::printf("ran on the GPU (%s). timeline: %zu events (%zu dropped) in %s%s%s\n", prop.name, recs.size(), dropped,
               json.c_str(), png.empty() ? "" : ", PNG ", png.c_str());
   cudaFree(rec);
@@ -155,81 +228,10 @@ int run_gpu(const std::string& out) {
   return 0;
 }
 
-int run_model(const std::string& out, const std::string& why) {
-  using namespace hopper::apps;
-  std::printf("no sm_90 GPU here (%s): running the kernel's own body (apps/pipeline_stream_body.hpp) on the "
-              "executable model, every thread a task\n",
-              why.c_str());
-  std::mt19937_64 rng(std::random_device{}());
-  int runs = 0;
-  uint64_t words = 0, steps = 0;
-  size_t max_tasks = 0;
-  for (uint32_t cluster : {1u, 2u, 4u})
-    for (uint32_t stages : {1u, 2u, 4u, 7u})
-      for (int rep = 0; rep < 10; ++rep) {
-        host_case c;
-        c.stages = stages;
-        c.warpgroups = cluster == 4 ? 1 : uint32_t(1 + rng() % 2);
-        c.warps_per_group = cluster == 4 ? 2 : 4;
-        c.cluster = cluster;
-        c.multicast = cluster > 1;
-        c.tiles = uint32_t(1 + rng() % 10);
-        c.stage_bytes = 16u * cluster * uint32_t(1 + rng() % 2);
-        c.seed = rng();
-        const stream_outcome o = run_case(c);
-        if (o.reported || o.bad_words) {
-          std::printf("FAILED %s\n%s\n", describe(c).c_str(), o.reported ? o.message.c_str() : o.first_bad.c_str());
-          return 1;
-        }
-        ++runs;
-        words += o.checked_words;
-        steps += o.steps;
-        max_tasks = o.tasks > max_tasks ? o.tasks : max_tasks;
-      }
-  std::printf("checked: %d launches (1/2/4-CTA clusters with multicast, 1-7 stages, 2-8 consumer warps, random "
-              "iteration counts and scheduler seeds, up to %zu thread tasks, %llu scheduler steps): no deadlock, "
-              "no RAW/WAR hazard, and all %llu words of dst as the layout says\n",
-              runs, max_tasks, (unsigned long long)steps, (unsigned long long)words);
-  int caught = 0, tried = 0;
-  for (mutant m : {mutant::producer_parity_0, mutant::skip_release, mutant::empty_count_minus_1,
-                   mutant::bytes_plus_16, mutant::release_before_read, mutant::relaxed_release}) {
-    host_case c;
-    c.m = m;
-    c.stages = 3;
-    c.warps_per_group = 2;
-    c.tiles = 9;
-    c.seed = rng();
-    const stream_outcome o = run_case(c);
-    ++tried;
-    caught += o.reported;
-    // The report's first line and, for a deadlock, the first task it names with its barrier,
-    // parity and counts.
-    const size_t first = o.message.find('\n');
-    const size_t second = first == std::string::npos ? first : o.message.find('\n', first + 1);
-    std::string shown = o.reported ? o.message.substr(0, second) : "NOT REPORTED";
-    if (second != std::string::npos) shown.replace(first, 1, "\n                                 ");
-    std::printf("  planted bug %-20s -> %s\n", name(m), shown.c_str());
-  }
-  host_case c;
-  c.stages = 3;
-  c.warps_per_group = 2;
-  c.cluster = 2;
-  c.multicast = true;
-  c.tiles = 10;
-  c.seed = rng();
-  const stream_outcome o = run_case(c, true);
-  if (o.reported || o.bad_words) {
-    std::printf("FAILED %s\n%s\n", describe(c).c_str(), o.reported ? o.message.c_str() : o.first_bad.c_str());
-    return 1;
-  }
-  const std::string json = out + "/pipeline_trace_model.json";
-  hopper::trace::write_file(json, hopper::trace::chrome_json(
-      o.timeline, "pipeline_stream_body on the model: cluster of 2 with multicast, 3 stages, 2 consumer warps per CTA",
-      "model steps"));
-  const std::string png = render_png(json);
-  std::printf("ran on the model. %d of %d planted bugs reported. timeline: %zu events in %s%s%s\n", caught, tried,
-              o.timeline.size(), json.c_str(), png.empty() ? "" : ", PNG ", png.c_str());
-  return caught == tried ? 0 : 1;
+int run_gpu(const std::string& out) {
+  if (int rc = run_copy_gpu()) return rc;
+  if (int rc = run_gemm_gpu()) return rc;
+  return run_timeline_gpu(out);
 }
 
 }  // namespace
@@ -242,7 +244,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string why = gpu_missing_reason();
-    return why.empty() ? run_gpu(out) : run_model(out, why);
+    return why.empty() ? run_gpu(out) : hopper::apps::run_model(out, why);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "showcase: %s\n", e.what());
     return 1;

@@ -15,6 +15,7 @@
 
 #include "hopper/model/target.hpp"
 #include "kernels/stream_copy_body.hpp"
+#include "kernels/stream_copy_on_model.hpp"
 
 using namespace hopper::model;
 namespace hk = hopper::kernels;
@@ -34,39 +35,6 @@ std::string describe(const hk::stream_copy_config& c, uint64_t bytes, uint64_t s
          " seed=" + std::to_string(seed);
 }
 
-// Runtime stage count and lag to the body's template parameters (the counts the tests use).
-template <class F>
-void with_stages(uint32_t stages, F&& f) {
-  switch (stages) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    default: ADD_FAILURE() << "stages " << stages << " not instantiated here";
-  }
-}
-template <class F>
-void with_lag(uint32_t lag, F&& f) {
-  switch (lag) {
-    case 0: return f(std::integral_constant<int, 0>{});
-    case 1: return f(std::integral_constant<int, 1>{});
-    default: return f(std::integral_constant<int, 2>{});
-  }
-}
-
-// The grid the launcher would pick, on a model "device" of 2 SMs.
-uint32_t grid_of(const hk::stream_copy_config& c, uint64_t chunks) {
-  if (c.sched == hk::schedule::per_tile) {
-    const uint64_t tiles = (chunks + c.tile_chunks - 1) / c.tile_chunks;
-    return uint32_t(tiles < 1 ? 1 : tiles);
-  }
-  const uint64_t cap = 2ull * c.blocks_per_sm;
-  return uint32_t(chunks < 1 ? 1 : (chunks < cap ? chunks : cap));
-}
-
-size_t ring_stages(const hk::stream_copy_config& c) {
-  return c.sched == hk::schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
-}
-
 std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
   std::mt19937_64 g(seed * 7919 + n);
   std::vector<uint8_t> v(n);
@@ -74,62 +42,7 @@ std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
   return v;
 }
 
-struct outcome {
-  std::string error;  // empty: the run was clean
-  std::vector<uint8_t> out;
-};
-
-// One run of the 1-D copy (either store path) on the model.
-outcome run_copy_1d(const hk::stream_copy_config& c, const std::vector<uint8_t>& in, uint64_t seed) {
-  run_options o;
-  o.seed = seed;
-  o.stack_bytes = 64 * 1024;
-  world w(o);
-  const uint64_t bytes = in.size();
-  buffer& src = w.make_global("src", bytes, 1);
-  buffer& dst = w.make_global("dst", bytes, 1);
-  std::memcpy(src.host_data(), in.data(), bytes);
-  std::memset(dst.host_data(), 0xA5, bytes);
-  const uint64_t chunks = ((bytes & ~uint64_t(15)) + c.stage_bytes - 1) / c.stage_bytes;
-  const hk::stream_knobs k = hk::knobs_of(c);
-  const size_t held = ring_stages(c);
-  with_stages(c.stages, [&](auto st) {
-    constexpr int S = decltype(st)::value;
-    using ring_t = typename hopper::pipeline<S, target>::storage;
-    if (c.path == hk::store_path::st_global) {
-      auto body = [&](target& t) {
-        auto& ring = t.cta_shared<ring_t>("ring");
-        auto stages = t.shared_buffer("stages", held, c.stage_bytes);
-        const gmem<uint8_t> d(dst);
-        const gmem<const uint8_t> s(src);
-        if (c.streaming_store)
-          hk::ldst_body<S, false, hk::detail::st_kind::cs>(t, ring, stages, d, s, bytes, c.stage_bytes, k, 0.f, 0.f);
-        else if (c.store_policy != hk::l2_evict::none)
-          hk::ldst_body<S, false, hk::detail::st_kind::hint>(t, ring, stages, d, s, bytes, c.stage_bytes, k, 0.f, 0.f);
-        else
-          hk::ldst_body<S, false, hk::detail::st_kind::wb>(t, ring, stages, d, s, bytes, c.stage_bytes, k, 0.f, 0.f);
-      };
-      launch(w, {grid_of(c, chunks), 32u + 32u * c.store_warps, 1}, body);
-    } else {
-      with_lag(c.store_lag, [&](auto lg) {
-        constexpr int L = decltype(lg)::value;
-        launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
-          auto& ring = t.cta_shared<ring_t>("ring");
-          auto stages = t.shared_buffer("stages", held, c.stage_bytes);
-          hk::copy_1d_body<S, L>(t, ring, stages, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes, c.stage_bytes, k);
-        });
-      });
-    }
-  });
-  outcome r;
-  try {
-    w.run();
-  } catch (const model_error& e) {
-    r.error = e.what();
-  }
-  r.out.assign(dst.host_data(), dst.host_data() + bytes);
-  return r;
-}
+using namespace hk::on_model;
 
 void expect_copy_1d(const hk::stream_copy_config& c, uint64_t bytes) {
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
