@@ -39,6 +39,12 @@ struct bulk_op {
   std::string what;
   bool read_done = false, write_done = false;
   uint64_t read_retired = 0, write_retired = 0;  // issuer's clock at the retiring wait
+  // A wgmma.mma_async reading its operands (wgmma.hpp): `wgmma_key` names the issuing warpgroup
+  // (>= 0); its read is over for a writer ordered, at least in execution order, after the
+  // wgmma.wait_group that retired its wgmma-group in some thread of the warpgroup: retired_by
+  // holds (that thread's task, its clock at the wait) for every thread of the warpgroup.
+  int wgmma_key = -1;
+  std::vector<std::pair<int, uint64_t>> retired_by;
 };
 
 // fence.proxy.async times of every task, in its own clock (seed §9.3).
@@ -197,6 +203,25 @@ class buffer {
       if (track) k.async_reads.push_back(op);
     }
   }
+  // A wgmma.mma_async (op->wgmma_key >= 0) reads [offset, offset+n) through the async proxy: the
+  // RAW rules of async_read, then the read stays in flight until a wgmma.wait_group of its
+  // warpgroup retires it. Per chunk only the newest read of each warpgroup is kept: a warpgroup's
+  // groups retire in order, so a write ordered after the newest read's retirement is ordered
+  // after every older one's.
+  void wgmma_read(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n) {
+    async_read(op, c, offset, n, false);
+    for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
+      auto& v = chunks_[ch].async_reads;
+      bool kept = false;
+      for (auto& o : v)
+        if (o->wgmma_key == op->wgmma_key) {
+          o = op;
+          kept = true;
+          break;
+        }
+      if (!kept) v.push_back(op);
+    }
+  }
   void snapshot(size_t offset, size_t n, std::vector<uint8_t>& out) const {
     out.assign(data_.begin() + long(offset), data_.begin() + long(offset + n));
   }
@@ -269,6 +294,10 @@ class buffer {
     if (k.inflight)
       war(ch, what + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& op : k.async_reads) {
+      if (op->wgmma_key >= 0) {
+        check_wgmma_read_over(ch, what, c, *op);
+        continue;
+      }
       if (op->read_retired == 0)
         war(ch, what + " while " + op->what + " may still be reading it "
                     "(no cp.async.bulk.wait_group.read by its issuer, seed §19.4)");
@@ -285,6 +314,20 @@ class buffer {
       }
     if (k.wk == wkind::generic && k.writer != t && c.of(k.writer) < k.wtime)
       war(ch, what + " races with the unordered write of " + s_.where(k.writer));
+  }
+
+  // A write (`what`, by a task whose clock is c) into bytes a wgmma.mma_async read: the read must
+  // have been retired by a wgmma.wait_group of its warpgroup, and the write ordered after that
+  // wait in some thread of the warpgroup (execution order is enough: nothing the read produced
+  // is in memory).
+  void check_wgmma_read_over(size_t ch, const std::string& what, const hb_clock& c, const bulk_op& op) const {
+    if (op.retired_by.empty())
+      war(ch, what + " while " + op.what + " may still be reading it (no wgmma.wait_group of that warpgroup has "
+                  "retired its wgmma-group: the operand is in flight from mma_async to that wait)");
+    for (const auto& [m, when] : op.retired_by)
+      if (c.exec_of(m) >= when) return;
+    war(ch, what + " is not ordered after the wgmma.wait_group that retired " + op.what +
+                " (release the stage to the writer after the wait_group, e.g. an mbarrier arrive it waits on)");
   }
 
   void note_read(chunk& k, int t, uint64_t now) {

@@ -31,6 +31,7 @@
 #include "hopper/model/barrier.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/named_barrier.hpp"
+#include "hopper/model/wgmma.hpp"
 #include "hopper/model/world.hpp"
 #include "hopper/phase.cuh"
 #include "hopper/pipeline.cuh"
@@ -505,6 +506,45 @@ class target {
   long long clock64() const {
     w().yield();
     return (long long)w().steps();
+  }
+
+  // ---- shared-window addresses and tensor cores (shared_window.hpp, wgmma.hpp) --------------
+  // cvta.to.shared: the address of v in this CTA's shared window (the buffer's base + offset).
+  template <class E>
+  uint32_t smem_addr(smem<E> v) const {
+    const buffer& b = v.buf();
+    if (b.where() != space::shared || b.cta() != int(cta_))
+      scheduler::misuse("smem_addr by " + who() + " of '" + b.name() + "', not a shared buffer of its CTA");
+    return w().smem_window().address(b, v.offset());
+  }
+  // wgmma.fence / mma_async / commit_group / wait_group N of this thread's warpgroup: the 128
+  // threads meet at each (.sync.aligned); the operands are read from the shared buffers under the
+  // descriptors' addresses; d is written when mma_async is issued (see wgmma.hpp for the rules).
+  void wgmma_fence() const { wgmma_unit().fence(w(), tid_ % 128u); }
+  template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
+  void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool scale_d) const {
+    static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma .m64nNk16 bf16: N is a multiple of 8 in 8..256");
+    static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
+    static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
+    static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
+    static_assert(TransB == 0 || TransB == 1, "imm-trans-b is 0 or 1");
+    wgmma_mma_args a;
+    a.n = N, a.scale_a = ScaleA, a.scale_b = ScaleB, a.trans_a = TransA, a.trans_b = TransB;
+    a.desc_a = desc_a, a.desc_b = desc_b, a.scale_d = scale_d;
+    wgmma_unit().mma_async(w(), tid_ % 128u, a, d);
+  }
+  void wgmma_commit_group() const { wgmma_unit().commit_group(w(), tid_ % 128u); }
+  template <int N>
+  void wgmma_wait_group() const {
+    static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
+    wgmma_unit().wait_group(w(), tid_ % 128u, unsigned(N));
+  }
+  // The register hazard is not modelled (the model writes d at issue): nothing to do.
+  template <int R>
+  void wgmma_fence_operand(float (&)[R]) const {}
+  // The model's tensor core of this thread's warpgroup.
+  wgmma_warpgroup& wgmma_unit() const {
+    return l_->template cta_shared<wgmma_cta>(cta_, "(tensor cores)").warpgroup(int(cta_), warpgroup(), block_threads());
   }
 
   // ---- as the pipeline's backend ------------------------------------------------------------

@@ -31,6 +31,7 @@
 #include "hopper/model/memory.hpp"
 #include "hopper/model/named_barrier.hpp"
 #include "hopper/model/scheduler.hpp"
+#include "hopper/model/shared_window.hpp"
 #include "hopper/swizzle.hpp"
 
 namespace hopper::model {
@@ -77,8 +78,11 @@ class world : public scheduler {
   buffer& make_shared(std::string name, size_t stages, size_t stage_bytes, int cta = 0, size_t chunk_bytes = 0) {
     buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name),
                                                 space::shared, cta, stages, stage_bytes, chunk_bytes));
+    window_.place(*buffers_.back());  // its address in the CTA's shared window (shared_window.hpp)
     return *buffers_.back();
   }
+  // The shared-window addresses of every CTA's shared buffers (what cvta.to.shared gives).
+  const shared_window& smem_window() const { return window_; }
   buffer& make_global(std::string name, size_t bytes, size_t chunk_bytes = 0) {
     buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name),
                                                 space::global, -1, 1, bytes, chunk_bytes));
@@ -455,6 +459,7 @@ class world : public scheduler {
   }
 
   proxy_fences fences_;
+  shared_window window_;
   std::vector<std::unique_ptr<barrier>> barriers_;
   std::vector<std::unique_ptr<buffer>> buffers_;
   std::vector<std::unique_ptr<named_barrier>> named_;
