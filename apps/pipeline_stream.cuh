@@ -21,11 +21,9 @@
 namespace hopper::apps {
 
 template <int Stages, bool Traced>
-__global__ void __launch_bounds__(1024) pipeline_stream_kernel(const uint4* __restrict__ src,
-                                                               uint4* __restrict__ dst,
-                                                               uint32_t tiles, uint32_t stage_bytes,
-                                                               pipeline_params params,
-                                                               trace::sink sink) {
+__global__ void __launch_bounds__(1024)
+    pipeline_stream_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, uint32_t tiles, uint32_t stage_bytes,
+                           pipeline_params params, trace::sink sink) {
   using target_t = basic_device_target<Traced>;
   __shared__ typename pipeline<Stages, target_t>::storage ring;
   extern __shared__ __align__(128) uint8_t stage_mem[];
@@ -46,8 +44,7 @@ inline cudaError_t launch_pipeline_stream(const uint4* src, uint4* dst, uint32_t
                                 " but the kernel has " + std::to_string(Stages) + " stages");
   if (ctas == 0 || ctas % cfg.cluster_size != 0)
     throw std::invalid_argument("launch_pipeline_stream: ctas = " + std::to_string(ctas) +
-                                " is not a positive multiple of cluster_size = " +
-                                std::to_string(cfg.cluster_size));
+                                " is not a positive multiple of cluster_size = " + std::to_string(cfg.cluster_size));
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;

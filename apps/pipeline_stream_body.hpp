@@ -42,17 +42,28 @@ enum class mutant {
 
 inline const char* name(mutant m) {
   switch (m) {
-    case mutant::none: return "none";
-    case mutant::producer_parity_0: return "producer_parity_0";
-    case mutant::consumer_parity_1: return "consumer_parity_1";
-    case mutant::skip_release: return "skip_release";
-    case mutant::empty_count_minus_1: return "empty_count_minus_1";
-    case mutant::empty_count_plus_1: return "empty_count_plus_1";
-    case mutant::bytes_minus_16: return "bytes_minus_16";
-    case mutant::bytes_plus_16: return "bytes_plus_16";
-    case mutant::no_drain: return "no_drain";
-    case mutant::release_before_read: return "release_before_read";
-    case mutant::relaxed_release: return "relaxed_release";
+    case mutant::none:
+      return "none";
+    case mutant::producer_parity_0:
+      return "producer_parity_0";
+    case mutant::consumer_parity_1:
+      return "consumer_parity_1";
+    case mutant::skip_release:
+      return "skip_release";
+    case mutant::empty_count_minus_1:
+      return "empty_count_minus_1";
+    case mutant::empty_count_plus_1:
+      return "empty_count_plus_1";
+    case mutant::bytes_minus_16:
+      return "bytes_minus_16";
+    case mutant::bytes_plus_16:
+      return "bytes_plus_16";
+    case mutant::no_drain:
+      return "no_drain";
+    case mutant::release_before_read:
+      return "release_before_read";
+    case mutant::relaxed_release:
+      return "relaxed_release";
   }
   return "?";
 }

@@ -41,8 +41,7 @@ inline std::string describe(const host_case& c) {
          std::to_string(c.warps_per_group) + " cluster=" + std::to_string(c.cluster) +
          (c.clusters > 1 ? " clusters=" + std::to_string(c.clusters) : std::string()) +
          (c.multicast ? " multicast" : "") + " tiles=" + std::to_string(c.tiles) +
-         " stage_bytes=" + std::to_string(c.stage_bytes) + " seed=" + std::to_string(c.seed) +
-         " mutant=" + name(c.m);
+         " stage_bytes=" + std::to_string(c.stage_bytes) + " seed=" + std::to_string(c.seed) + " mutant=" + name(c.m);
 }
 
 // The word at position i of source tile t: distinct across tiles and positions.
@@ -126,8 +125,8 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
         ++out.checked_words;
         if (got != word_of(from, i) && out.bad_words++ == 0) {
           char buf[160];
-          std::snprintf(buf, sizeof buf, "dst word %zu of CTA %u tile %u is 0x%08x, expected 0x%08x%s", i, b, t,
-                        got, word_of(from, i), got == dst_poison ? " (never written)" : "");
+          std::snprintf(buf, sizeof buf, "dst word %zu of CTA %u tile %u is 0x%08x, expected 0x%08x%s", i, b, t, got,
+                        word_of(from, i), got == dst_poison ? " (never written)" : "");
           out.first_bad = buf;
         }
       }
@@ -161,17 +160,28 @@ stream_outcome run_mutant(const host_case& c, bool keep_timeline) {
 // The body with c.stages stages (1..10; a mutant: 1..4) and c.m planted.
 inline stream_outcome run_case(const host_case& c, bool keep_timeline = false) {
   switch (c.m) {
-    case mutant::none: return detail::run_mutant<mutant::none>(c, keep_timeline);
-    case mutant::producer_parity_0: return detail::run_mutant<mutant::producer_parity_0>(c, keep_timeline);
-    case mutant::consumer_parity_1: return detail::run_mutant<mutant::consumer_parity_1>(c, keep_timeline);
-    case mutant::skip_release: return detail::run_mutant<mutant::skip_release>(c, keep_timeline);
-    case mutant::empty_count_minus_1: return detail::run_mutant<mutant::empty_count_minus_1>(c, keep_timeline);
-    case mutant::empty_count_plus_1: return detail::run_mutant<mutant::empty_count_plus_1>(c, keep_timeline);
-    case mutant::bytes_minus_16: return detail::run_mutant<mutant::bytes_minus_16>(c, keep_timeline);
-    case mutant::bytes_plus_16: return detail::run_mutant<mutant::bytes_plus_16>(c, keep_timeline);
-    case mutant::no_drain: return detail::run_mutant<mutant::no_drain>(c, keep_timeline);
-    case mutant::release_before_read: return detail::run_mutant<mutant::release_before_read>(c, keep_timeline);
-    case mutant::relaxed_release: return detail::run_mutant<mutant::relaxed_release>(c, keep_timeline);
+    case mutant::none:
+      return detail::run_mutant<mutant::none>(c, keep_timeline);
+    case mutant::producer_parity_0:
+      return detail::run_mutant<mutant::producer_parity_0>(c, keep_timeline);
+    case mutant::consumer_parity_1:
+      return detail::run_mutant<mutant::consumer_parity_1>(c, keep_timeline);
+    case mutant::skip_release:
+      return detail::run_mutant<mutant::skip_release>(c, keep_timeline);
+    case mutant::empty_count_minus_1:
+      return detail::run_mutant<mutant::empty_count_minus_1>(c, keep_timeline);
+    case mutant::empty_count_plus_1:
+      return detail::run_mutant<mutant::empty_count_plus_1>(c, keep_timeline);
+    case mutant::bytes_minus_16:
+      return detail::run_mutant<mutant::bytes_minus_16>(c, keep_timeline);
+    case mutant::bytes_plus_16:
+      return detail::run_mutant<mutant::bytes_plus_16>(c, keep_timeline);
+    case mutant::no_drain:
+      return detail::run_mutant<mutant::no_drain>(c, keep_timeline);
+    case mutant::release_before_read:
+      return detail::run_mutant<mutant::release_before_read>(c, keep_timeline);
+    case mutant::relaxed_release:
+      return detail::run_mutant<mutant::relaxed_release>(c, keep_timeline);
   }
   throw std::invalid_argument("pipeline_stream on the model: unknown mutant");
 }

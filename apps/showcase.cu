@@ -26,10 +26,10 @@
 #include <utility>
 
 #include "apps/pipeline_stream.cuh"
-#include "kernels/gemm/gemm.cuh"
-#include "kernels/stream_copy.cuh"
 #include "apps/showcase.hpp"
 #include "hopper/trace.cuh"
+#include "kernels/gemm/gemm.cuh"
+#include "kernels/stream_copy.cuh"
 
 namespace {
 
@@ -100,7 +100,8 @@ int run_copy_gpu() {
   std::vector<uint32_t> back(bytes / 4);
   check(cudaMemcpy(back.data(), dst, bytes, cudaMemcpyDeviceToHost), "download");
   const bool same = back == host;
-  std::printf("default copy (hopper::kernels::stream_copy_1d) of 1 GiB: %s\n", same ? "every byte verified" : "MISMATCH");
+  std::printf("default copy (hopper::kernels::stream_copy_1d) of 1 GiB: %s\n",
+              same ? "every byte verified" : "MISMATCH");
   if (!same) return 1;
   const auto [t_ours, t_memcpy] =
       time_pair([&] { check(hopper::kernels::stream_copy_1d(dst, src, bytes), "stream_copy_1d"); },
@@ -143,7 +144,8 @@ int run_gemm_gpu() {
     const int64_t r = int64_t(rng() % uint64_t(M)), col = int64_t(rng() % uint64_t(N));
     double ref = 0, mag = 0;
     for (int64_t k = 0; k < K; ++k) {
-      const double x = double(__bfloat162float(a[size_t(r * K + k)])) * double(__bfloat162float(b[size_t(col * K + k)]));
+      const double x =
+          double(__bfloat162float(a[size_t(r * K + k)])) * double(__bfloat162float(b[size_t(col * K + k)]));
       ref += x, mag += std::fabs(x);
     }
     const double got = double(__bfloat162float(c[size_t(r * N + col)]));
@@ -151,8 +153,10 @@ int run_gemm_gpu() {
     worst = std::max(worst, err);
     bad += !(err <= 1e-2);  // bf16 output: 8 bits of mantissa, relative to the sum of |products|
   }
-  std::printf("GEMM 8192^3 (hopper::gemm::plan, bf16, B as N x K): %d of 256 sampled elements outside tolerance "
-              "(worst relative error %.2e)\n", bad, worst);
+  std::printf(
+      "GEMM 8192^3 (hopper::gemm::plan, bf16, B as N x K): %d of 256 sampled elements outside tolerance "
+      "(worst relative error %.2e)\n",
+      bad, worst);
   if (bad) return 1;
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
@@ -204,10 +208,10 @@ int run_timeline_gpu(const std::string& out) {
   check(cudaMalloc(&rec, size_t(warps) * per_warp * sizeof(hopper::trace::record)), "cudaMalloc trace");
   check(cudaMalloc(&cnt, warps * 4), "cudaMalloc counts");
   check(cudaMemset(cnt, 0, warps * 4), "memset counts");
-  check(hopper::apps::launch_pipeline_stream<3, true>(reinterpret_cast<const uint4*>(src),
-                                                      reinterpret_cast<uint4*>(dst), tctas, ttiles, tc,
-                                                      hopper::trace::sink{rec, cnt, per_warp, warps}),
-        "traced launch");
+  check(
+      hopper::apps::launch_pipeline_stream<3, true>(reinterpret_cast<const uint4*>(src), reinterpret_cast<uint4*>(dst),
+                                                    tctas, ttiles, tc, hopper::trace::sink{rec, cnt, per_warp, warps}),
+      "traced launch");
   check(cudaDeviceSynchronize(), "traced run");
   std::vector<hopper::trace::record> slots(size_t(warps) * per_warp), recs;
   std::vector<uint32_t> counts(warps);
@@ -215,9 +219,11 @@ int run_timeline_gpu(const std::string& out) {
   check(cudaMemcpy(counts.data(), cnt, warps * 4, cudaMemcpyDeviceToHost), "counts download");
   const size_t dropped = hopper::trace::gather(slots, counts, per_warp, recs);
   const std::string json = out + "/pipeline_trace_gpu.json";
-  hopper::trace::write_file(json, hopper::trace::chrome_json(
-      recs, "hopper::pipeline on " + std::string(prop.name) + ": 8 CTAs, clusters of 2 with multicast, 3 stages, 8 consumer warps",
-      "globaltimer ns"));
+  hopper::trace::write_file(
+      json, hopper::trace::chrome_json(recs,
+                                       "hopper::pipeline on " + std::string(prop.name) +
+                                           ": 8 CTAs, clusters of 2 with multicast, 3 stages, 8 consumer warps",
+                                       "globaltimer ns"));
   const std::string png = hopper::apps::render_png(json);
   std::printf("ran on the GPU (%s). timeline: %zu events (%zu dropped) in %s%s%s\n", prop.name, recs.size(), dropped,
               json.c_str(), png.empty() ? "" : ", PNG ", png.c_str());

@@ -38,9 +38,10 @@ int run_copy_model() {
       ++runs;
       checked += bytes;
     }
-  std::printf("default copy (kernels/stream_copy_body.hpp, the per-tile st.global path) on the model: %d runs of 1 B "
-              "to 393 B, random scheduler seeds, no deadlock or hazard, all %llu bytes right\n",
-              runs, (unsigned long long)checked);
+  std::printf(
+      "default copy (kernels/stream_copy_body.hpp, the per-tile st.global path) on the model: %d runs of 1 B "
+      "to 393 B, random scheduler seeds, no deadlock or hazard, all %llu bytes right\n",
+      runs, (unsigned long long)checked);
   return 0;
 }
 
@@ -48,9 +49,10 @@ int run_copy_model() {
 
 int run_model(const std::string& out, const std::string& why) {
   using namespace hopper::apps;
-  std::printf("no sm_90 GPU here (%s): running the kernels' own bodies on the executable model, every thread a "
-              "task (the GEMM runs only on the GPU so far)\n",
-              why.c_str());
+  std::printf(
+      "no sm_90 GPU here (%s): running the kernels' own bodies on the executable model, every thread a "
+      "task (the GEMM runs only on the GPU so far)\n",
+      why.c_str());
   if (int rc = run_copy_model()) return rc;
   std::printf("the showcase pipeline (apps/pipeline_stream_body.hpp):\n");
   std::mt19937_64 rng(std::random_device{}());
@@ -79,13 +81,14 @@ int run_model(const std::string& out, const std::string& why) {
         steps += o.steps;
         max_tasks = o.tasks > max_tasks ? o.tasks : max_tasks;
       }
-  std::printf("checked: %d launches (1/2/4-CTA clusters with multicast, 1-7 stages, 2-8 consumer warps, random "
-              "iteration counts and scheduler seeds, up to %zu thread tasks, %llu scheduler steps): no deadlock, "
-              "no RAW/WAR hazard, and all %llu words of dst as the layout says\n",
-              runs, max_tasks, (unsigned long long)steps, (unsigned long long)words);
+  std::printf(
+      "checked: %d launches (1/2/4-CTA clusters with multicast, 1-7 stages, 2-8 consumer warps, random "
+      "iteration counts and scheduler seeds, up to %zu thread tasks, %llu scheduler steps): no deadlock, "
+      "no RAW/WAR hazard, and all %llu words of dst as the layout says\n",
+      runs, max_tasks, (unsigned long long)steps, (unsigned long long)words);
   int caught = 0, tried = 0;
-  for (mutant m : {mutant::producer_parity_0, mutant::skip_release, mutant::empty_count_minus_1,
-                   mutant::bytes_plus_16, mutant::release_before_read, mutant::relaxed_release}) {
+  for (mutant m : {mutant::producer_parity_0, mutant::skip_release, mutant::empty_count_minus_1, mutant::bytes_plus_16,
+                   mutant::release_before_read, mutant::relaxed_release}) {
     host_case c;
     c.m = m;
     c.stages = 3;
@@ -116,9 +119,11 @@ int run_model(const std::string& out, const std::string& why) {
     return 1;
   }
   const std::string json = out + "/pipeline_trace_model.json";
-  hopper::trace::write_file(json, hopper::trace::chrome_json(
-      o.timeline, "pipeline_stream_body on the model: cluster of 2 with multicast, 3 stages, 2 consumer warps per CTA",
-      "model steps"));
+  hopper::trace::write_file(
+      json, hopper::trace::chrome_json(
+                o.timeline,
+                "pipeline_stream_body on the model: cluster of 2 with multicast, 3 stages, 2 consumer warps per CTA",
+                "model steps"));
   const std::string png = render_png(json);
   std::printf("ran on the model. %d of %d planted bugs reported. timeline: %zu events in %s%s%s\n", caught, tried,
               o.timeline.size(), json.c_str(), png.empty() ? "" : ", PNG ", png.c_str());

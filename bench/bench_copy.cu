@@ -117,13 +117,20 @@ int runs_for(size_t bytes) { return bytes <= 64 * MiB ? 100 : (bytes <= 1024 * M
 enum class variant { d1, d2, axpb, d1_st, axpb_st, d1_tile, axpb_tile };
 const char* name(variant v) {
   switch (v) {
-    case variant::d1: return "1d";
-    case variant::d2: return "2d";
-    case variant::axpb: return "axpb_bf16";
-    case variant::d1_st: return "1d_st";
-    case variant::d1_tile: return "1d_tile";
-    case variant::axpb_tile: return "axpb_tile";
-    default: return "axpb_st";
+    case variant::d1:
+      return "1d";
+    case variant::d2:
+      return "2d";
+    case variant::axpb:
+      return "axpb_bf16";
+    case variant::d1_st:
+      return "1d_st";
+    case variant::d1_tile:
+      return "1d_tile";
+    case variant::axpb_tile:
+      return "axpb_tile";
+    default:
+      return "axpb_st";
   }
 }
 bool st_path(variant v) { return v == variant::d1_st || v == variant::axpb_st; }
@@ -149,10 +156,14 @@ launcher make_launcher(variant v, const stream_copy_config& c) {
 
 const char* evict_name(l2_evict e) {
   switch (e) {
-    case l2_evict::first: return "first";
-    case l2_evict::normal: return "normal";
-    case l2_evict::last: return "last";
-    default: return "none";
+    case l2_evict::first:
+      return "first";
+    case l2_evict::normal:
+      return "normal";
+    case l2_evict::last:
+      return "last";
+    default:
+      return "none";
   }
 }
 
@@ -275,9 +286,12 @@ uint32_t* why_sink() {  // one word per block of the plain read kernel
 template <class F>
 cudaError_t by_stages(uint32_t stages, F&& f) {
   switch (stages) {
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    default: return f(std::integral_constant<int, 16>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    default:
+      return f(std::integral_constant<int, 16>{});
   }
 }
 
@@ -306,16 +320,16 @@ launcher plain_copy_tiles() {
 template <int U>
 launcher plain_read(uint32_t bpsm) {
   return [bpsm](uint8_t*, const uint8_t* s, size_t n) {
-    copy_probe::plain_read_kernel<U><<<sm_count() * bpsm, copy_probe::plain_threads>>>(
-        reinterpret_cast<const uint4*>(s), n / 16, why_sink());
+    copy_probe::plain_read_kernel<U>
+        <<<sm_count() * bpsm, copy_probe::plain_threads>>>(reinterpret_cast<const uint4*>(s), n / 16, why_sink());
     return cudaGetLastError();
   };
 }
 template <int U>
 launcher plain_write(uint32_t bpsm) {
   return [bpsm](uint8_t* d, const uint8_t*, size_t n) {
-    copy_probe::plain_write_kernel<U><<<sm_count() * bpsm, copy_probe::plain_threads>>>(reinterpret_cast<uint4*>(d),
-                                                                                       n / 16);
+    copy_probe::plain_write_kernel<U>
+        <<<sm_count() * bpsm, copy_probe::plain_threads>>>(reinterpret_cast<uint4*>(d), n / 16);
     return cudaGetLastError();
   };
 }
@@ -327,7 +341,8 @@ struct bulk_shape {
   bool dflt_knobs;
 };
 hopper::kernels::stream_knobs knobs_for(const bulk_shape& b) {
-  return hopper::kernels::knobs_of(b.dflt_knobs ? hopper::kernels::stream_copy_1d_bulk_default() : stream_copy_config{});
+  return hopper::kernels::knobs_of(b.dflt_knobs ? hopper::kernels::stream_copy_1d_bulk_default()
+                                                : stream_copy_config{});
 }
 
 launcher bulk_read(bulk_shape b) {
@@ -387,8 +402,8 @@ void why_check(const std::string& probe, const launcher& l) {
   if (src == nullptr) {
     BENCH_CUDA(cudaMalloc(&src, n));
     BENCH_CUDA(cudaMalloc(&dst, n));
-    copy_probe::plain_write_kernel<1><<<sm_count() * 4, copy_probe::plain_threads>>>(reinterpret_cast<uint4*>(src),
-                                                                                    n / 16);
+    copy_probe::plain_write_kernel<1>
+        <<<sm_count() * 4, copy_probe::plain_threads>>>(reinterpret_cast<uint4*>(src), n / 16);
     BENCH_CUDA(cudaGetLastError());
   }
   BENCH_CUDA(cudaMemset(dst, 0xff, n));
@@ -401,7 +416,8 @@ void why_check(const std::string& probe, const launcher& l) {
   if (bad.first == a.end())
     std::printf("CHECK why %s ok (%zu bytes)\n", probe.c_str(), n);
   else
-    std::printf("CHECK why %s FAILED: first wrong byte at %zu of %zu\n", probe.c_str(), size_t(bad.first - a.begin()), n);
+    std::printf("CHECK why %s FAILED: first wrong byte at %zu of %zu\n", probe.c_str(), size_t(bad.first - a.begin()),
+                n);
 }
 
 void why_one(benchmark::State& st, const std::string& probe, char counted, size_t bytes, const launcher& l) {
@@ -451,7 +467,7 @@ void register_why() {
     probes.push_back({"plain_read/u4" + b, 'r', plain_read<4>(bpsm)});
     probes.push_back({"plain_read/u8" + b, 'r', plain_read<8>(bpsm)});
   }
-  const bulk_shape reads[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 1, true}, {8, 24, 1, 4, 1, 1, false},
+  const bulk_shape reads[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 1, true},  {8, 24, 1, 4, 1, 1, false},
                               {4, 48, 1, 1, 1, 1, false}, {4, 48, 1, 8, 1, 1, false}, {16, 12, 1, 1, 1, 1, false},
                               {4, 24, 2, 1, 1, 1, false}};
   for (const bulk_shape& b : reads) probes.push_back({"bulk_read/" + shape_name(b, false), 'r', bulk_read(b)});
@@ -463,11 +479,14 @@ void register_why() {
     probes.push_back({"plain_write/u1" + b, 'w', plain_write<1>(bpsm)});
     probes.push_back({"plain_write/u4" + b, 'w', plain_write<4>(bpsm)});
   }
-  const bulk_shape writes[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 7, false}, {8, 24, 1, 4, 1, 1, false},
-                               {8, 24, 1, 1, 1, 1, true}, {4, 24, 2, 1, 1, 1, false}};
+  const bulk_shape writes[] = {{8, 24, 1, 1, 1, 1, false},
+                               {8, 24, 1, 1, 1, 7, false},
+                               {8, 24, 1, 4, 1, 1, false},
+                               {8, 24, 1, 1, 1, 1, true},
+                               {4, 24, 2, 1, 1, 1, false}};
   for (const bulk_shape& b : writes) probes.push_back({"bulk_write/" + shape_name(b, true), 'w', bulk_write(b)});
   // (4) The 1-D bulk copy with several smaller bulk copies per stage (p: loads, sp: stores).
-  const bulk_shape splits[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 1, true}, {8, 24, 1, 2, 1, 1, false},
+  const bulk_shape splits[] = {{8, 24, 1, 1, 1, 1, false}, {8, 24, 1, 1, 1, 1, true},  {8, 24, 1, 2, 1, 1, false},
                                {8, 24, 1, 4, 1, 1, false}, {8, 24, 1, 4, 4, 1, false}, {8, 24, 1, 4, 1, 1, true},
                                {4, 48, 1, 8, 1, 1, false}, {16, 12, 1, 1, 1, 1, false}};
   for (const bulk_shape& b : splits) probes.push_back({"split_copy/" + shape_name(b, false), 'c', split_copy(b)});
@@ -515,7 +534,9 @@ void register_all() {
   // 0.93, so the shapes are a compact set around its best points, and the other knobs (L2
   // prefetch distance, L2 eviction priority of loads and stores, chunk order) are crossed with a
   // few shapes.
-  struct shape { uint32_t stages, kib, bpsm; };
+  struct shape {
+    uint32_t stages, kib, bpsm;
+  };
   auto make = [](shape sh, uint32_t lag, uint32_t prefetch, l2_evict ld, l2_evict stv, chunk_order o) {
     stream_copy_config c;
     c.stages = sh.stages, c.stage_bytes = sh.kib * 1024, c.blocks_per_sm = sh.bpsm, c.store_lag = lag;
@@ -528,7 +549,7 @@ void register_all() {
   };
   const l2_evict none = l2_evict::none, first = l2_evict::first;
   const chunk_order inter = chunk_order::interleaved, contig = chunk_order::contiguous;
-  const shape shapes[] = {{2, 96, 1}, {3, 64, 1}, {4, 48, 1}, {8, 24, 1}, {6, 32, 1},
+  const shape shapes[] = {{2, 96, 1},  {3, 64, 1}, {4, 48, 1}, {8, 24, 1}, {6, 32, 1},
                           {12, 16, 1}, {4, 24, 2}, {2, 48, 2}, {4, 16, 3}, {2, 24, 4}};
   for (shape sh : shapes)
     for (uint32_t lag : {0u, 1u, 2u}) add(variant::d1, make(sh, lag, 0, none, none, inter));
@@ -593,7 +614,8 @@ void register_all() {
             add(v, c);
           }
         }
-  const size_t sizes[] = {1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB, 2048 * MiB, 4096 * MiB, 8192 * MiB};
+  const size_t sizes[] = {1 * MiB,    4 * MiB,    16 * MiB,   64 * MiB,  256 * MiB,
+                          1024 * MiB, 2048 * MiB, 4096 * MiB, 8192 * MiB};
   for (bool tuned : {false, true})
     for (variant v : {variant::d1, variant::d2, variant::axpb, variant::d1_st, variant::axpb_st})
       for (size_t b : sizes)
@@ -610,13 +632,16 @@ void register_all() {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--benchmark_filter=", 0) == 0 && std::string(argv[i]).find("why") != std::string::npos)
+    if (std::string(argv[i]).rfind("--benchmark_filter=", 0) == 0 &&
+        std::string(argv[i]).find("why") != std::string::npos)
       g_why = true;
   if (!hopper_bench::run_benchmarks(argc, argv, "copy", register_all)) return 0;
   print_why_summary();
   for (const auto& [v, best] : g_best)
-    std::printf("SUMMARY copy %s best_sweep_1GiB ratio=%.4f %s\n", name(v), best.second, cfg_str(best.first, v).c_str());
+    std::printf("SUMMARY copy %s best_sweep_1GiB ratio=%.4f %s\n", name(v), best.second,
+                cfg_str(best.first, v).c_str());
   for (const auto& [series, r] : g_min_ratio)
-    std::printf("SUMMARY copy %s min_ratio_256MiB_up=%.4f %s\n", series.c_str(), r, r >= 1.0 ? "(meets 1.00x)" : "(below 1.00x)");
+    std::printf("SUMMARY copy %s min_ratio_256MiB_up=%.4f %s\n", series.c_str(), r,
+                r >= 1.0 ? "(meets 1.00x)" : "(below 1.00x)");
   return 0;
 }

@@ -84,8 +84,9 @@ std::map<std::string, double> g_named_ratio;  // the seven named shapes
 
 // "bn256_c2x1_s1", "bn128_c1x2_s1_pp": tile width, cluster shape, splits, ping-pong.
 std::string config_name(const hopper::gemm::config& c) {
-  return (c.bm != 128 ? "bm" + std::to_string(c.bm) + "_" : std::string()) + "bn" + std::to_string(c.bn) + "_c" + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" +
-         std::to_string(c.splits) + (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "");
+  return (c.bm != 128 ? "bm" + std::to_string(c.bm) + "_" : std::string()) + "bn" + std::to_string(c.bn) + "_c" +
+         std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" + std::to_string(c.splits) +
+         (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "");
 }
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
@@ -173,15 +174,16 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
   state.counters["programmatic_launch"] = programmatic ? 1 : 0;
-  state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " +
-                 clock_before + " -> " + clock_after + (named ? "; named" : ""));
+  state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " + clock_before +
+                 " -> " + clock_after + (named ? "; named" : ""));
   const auto& cf = plans[0]->cfg();
   const std::string tag = (forced ? "_" + config_name(cf) : "") + (programmatic ? "" : "_no_pdl");
-  std::printf("RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
-              "sm clock %s -> %s MHz)\n",
-              (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", tag.c_str(), ratio, ours_tflops, cublas_tflops,
-              tf / so.max_ms, tf / so.min_ms, tf / sc.max_ms, tf / sc.min_ms, clock_before.c_str(),
-              clock_after.c_str());
+  std::printf(
+      "RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
+      "sm clock %s -> %s MHz)\n",
+      (long long)M, (long long)N, (long long)K, normal ? "" : "_uniform", tag.c_str(), ratio, ours_tflops,
+      cublas_tflops, tf / so.max_ms, tf / so.min_ms, tf / sc.max_ms, tf / sc.min_ms, clock_before.c_str(),
+      clock_after.c_str());
   std::fflush(stdout);
   if (named && !forced && programmatic)
     g_named_ratio[std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K)] = ratio;
@@ -214,18 +216,22 @@ hopper::gemm::config rule_for(const shape& s) {
 // without programmatic dependent launch. `named`: counts towards the geomean of the named shapes.
 void add(const std::string& name, const shape& s, std::optional<hopper::gemm::config> forced, bool normal = true,
          bool named = false, bool programmatic = true) {
-  benchmark::RegisterBenchmark(name.c_str(), [s, forced, normal, named, programmatic](benchmark::State& st) {
-    bench_shape(st, s.M, s.N, s.K, normal, named, forced ? &*forced : nullptr, programmatic);
-  })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [s, forced, normal, named, programmatic](benchmark::State& st) {
+                                 bench_shape(st, s.M, s.N, s.K, normal, named, forced ? &*forced : nullptr,
+                                             programmatic);
+                               })
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
 }
 
 void register_all() {
-  const shape shapes[] = {
-      {8192, 8192, 8192, true},   {4096, 4096, 4096, true},   {2048, 2048, 2048, true},
-      {16384, 16384, 4096, true}, {8192, 8192, 1024, true},   {4096, 14336, 4096, true},
-      {128, 8192, 8192, true},    {512, 512, 512, false},     {1024, 1024, 1024, false},
-      {3072, 3072, 3072, false},  {6144, 6144, 6144, false},  {12288, 12288, 12288, false},
-      {16384, 16384, 16384, false}};
+  const shape shapes[] = {{8192, 8192, 8192, true},    {4096, 4096, 4096, true},  {2048, 2048, 2048, true},
+                          {16384, 16384, 4096, true},  {8192, 8192, 1024, true},  {4096, 14336, 4096, true},
+                          {128, 8192, 8192, true},     {512, 512, 512, false},    {1024, 1024, 1024, false},
+                          {3072, 3072, 3072, false},   {6144, 6144, 6144, false}, {12288, 12288, 12288, false},
+                          {16384, 16384, 16384, false}};
   for (const shape& s : shapes) add("gemm/" + shape_name(s), s, std::nullopt, true, s.named);
   // The named shapes once more with plain stream order (no programmatic dependent launch): what
   // overlapping a launch's prologue with the previous launch's tail is worth, in the same run.
@@ -246,10 +252,10 @@ void register_all() {
   // it takes one) on the named shapes and on shapes that quantize badly, each against cuBLAS in
   // the same run: the data behind the tile rule.
   if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1') {
-    const shape sweep[] = {{8192, 8192, 8192, false},  {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
+    const shape sweep[] = {{8192, 8192, 8192, false},   {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
                            {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
-                           {128, 8192, 8192, false},   {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
-                           {128, 4096, 8192, false},   {256, 8192, 8192, false}};
+                           {128, 8192, 8192, false},    {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
+                           {128, 4096, 8192, false},    {256, 8192, 8192, false}};
     for (const shape& s : sweep) {
       const hopper::gemm::config rule = rule_for(s);
       for (const hopper::gemm::instance& in : hopper::gemm::instances)
@@ -258,8 +264,8 @@ void register_all() {
           c.bm = in.bm, c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
           c.pingpong = in.pingpong, c.splits = splits;
           const int64_t tiles_m = (s.M + c.bm - 1) / c.bm, tiles_n = (s.N + c.bn - 1) / c.bn;
-          const int64_t units = (tiles_m + c.cluster_m - 1) / c.cluster_m *
-                                ((tiles_n + c.cluster_n - 1) / c.cluster_n) * splits;
+          const int64_t units =
+              (tiles_m + c.cluster_m - 1) / c.cluster_m * ((tiles_n + c.cluster_n - 1) / c.cluster_n) * splits;
           if (splits > 1 && (c.pingpong || units * c.cluster_size() > 132)) continue;
           if (c.cluster_m > tiles_m || c.cluster_n > tiles_n) continue;  // a cluster of idle CTAs
           // The rule's stream-K tail wherever the rule takes one for this tile shape.

@@ -224,28 +224,57 @@ __global__ void k_syncthreads(timing* out, int reps) {
 
 // ---- fences ---------------------------------------------------------------------------------
 enum fence_kind : int {
-  f_none, f_proxy_async, f_proxy_async_shared_cta, f_proxy_async_global,
-  f_acq_rel_cta, f_acq_rel_cluster, f_acq_rel_gpu, f_acq_rel_sys,
-  f_sc_cta, f_sc_cluster, f_sc_gpu, f_sc_sys, f_count
+  f_none,
+  f_proxy_async,
+  f_proxy_async_shared_cta,
+  f_proxy_async_global,
+  f_acq_rel_cta,
+  f_acq_rel_cluster,
+  f_acq_rel_gpu,
+  f_acq_rel_sys,
+  f_sc_cta,
+  f_sc_cluster,
+  f_sc_gpu,
+  f_sc_sys,
+  f_count
 };
-const char* kFenceNames[f_count] = {
-    "store_only", "fence.proxy.async", "fence.proxy.async.shared::cta", "fence.proxy.async.global",
-    "fence.acq_rel.cta", "fence.acq_rel.cluster", "fence.acq_rel.gpu", "fence.acq_rel.sys",
-    "fence.sc.cta", "fence.sc.cluster", "fence.sc.gpu", "fence.sc.sys"};
+const char* kFenceNames[f_count] = {"store_only",
+                                    "fence.proxy.async",
+                                    "fence.proxy.async.shared::cta",
+                                    "fence.proxy.async.global",
+                                    "fence.acq_rel.cta",
+                                    "fence.acq_rel.cluster",
+                                    "fence.acq_rel.gpu",
+                                    "fence.acq_rel.sys",
+                                    "fence.sc.cta",
+                                    "fence.sc.cluster",
+                                    "fence.sc.gpu",
+                                    "fence.sc.sys"};
 
 template <int F>
 __device__ __forceinline__ void fence() {
-  if constexpr (F == f_proxy_async) ptx::fence_proxy_async();
-  else if constexpr (F == f_proxy_async_shared_cta) ptx::fence_proxy_async_shared_cta();
-  else if constexpr (F == f_proxy_async_global) ptx::fence_proxy_async_global();
-  else if constexpr (F == f_acq_rel_cta) ptx::fence_acq_rel<scope::cta>();
-  else if constexpr (F == f_acq_rel_cluster) ptx::fence_acq_rel<scope::cluster>();
-  else if constexpr (F == f_acq_rel_gpu) ptx::fence_acq_rel<scope::gpu>();
-  else if constexpr (F == f_acq_rel_sys) ptx::fence_acq_rel<scope::sys>();
-  else if constexpr (F == f_sc_cta) ptx::fence_sc<scope::cta>();
-  else if constexpr (F == f_sc_cluster) ptx::fence_sc<scope::cluster>();
-  else if constexpr (F == f_sc_gpu) ptx::fence_sc<scope::gpu>();
-  else if constexpr (F == f_sc_sys) ptx::fence_sc<scope::sys>();
+  if constexpr (F == f_proxy_async)
+    ptx::fence_proxy_async();
+  else if constexpr (F == f_proxy_async_shared_cta)
+    ptx::fence_proxy_async_shared_cta();
+  else if constexpr (F == f_proxy_async_global)
+    ptx::fence_proxy_async_global();
+  else if constexpr (F == f_acq_rel_cta)
+    ptx::fence_acq_rel<scope::cta>();
+  else if constexpr (F == f_acq_rel_cluster)
+    ptx::fence_acq_rel<scope::cluster>();
+  else if constexpr (F == f_acq_rel_gpu)
+    ptx::fence_acq_rel<scope::gpu>();
+  else if constexpr (F == f_acq_rel_sys)
+    ptx::fence_acq_rel<scope::sys>();
+  else if constexpr (F == f_sc_cta)
+    ptx::fence_sc<scope::cta>();
+  else if constexpr (F == f_sc_cluster)
+    ptx::fence_sc<scope::cluster>();
+  else if constexpr (F == f_sc_gpu)
+    ptx::fence_sc<scope::gpu>();
+  else if constexpr (F == f_sc_sys)
+    ptx::fence_sc<scope::sys>();
 }
 
 // One thread: a shared and a global store (what a fence has to order), then the fence.
@@ -287,9 +316,12 @@ __global__ void k_chase(timing* out, const unsigned* gchain, unsigned start, int
     volatile unsigned* vs = schain;
     const clock_pair a = now();
     for (int i = 0; i < reps; ++i) {
-      if constexpr (Where == 0) idx = vs[idx];
-      else if constexpr (Where == 1) idx = __ldcg(gchain + idx);
-      else idx = ptx::ld_shared_cluster_u32(peer + idx * 4u);
+      if constexpr (Where == 0)
+        idx = vs[idx];
+      else if constexpr (Where == 1)
+        idx = __ldcg(gchain + idx);
+      else
+        idx = ptx::ld_shared_cluster_u32(peer + idx * 4u);
     }
     record(out, a, now(), idx);
   }
@@ -302,8 +334,8 @@ __global__ void k_chase(timing* out, const unsigned* gchain, unsigned start, int
 // One thread: arrive.expect_tx, cp.async.bulk global -> shared of `bytes`, wait for the phase:
 // the latency from issue to completion on the mbarrier. Source offsets step by `stride` bytes
 // (0: the same bytes every time, L2-resident) through a region of `span` bytes.
-__global__ void k_bulk_load(timing* out, const uint8_t* src, uint32_t bytes, size_t stride, size_t span,
-                            size_t start, int reps) {
+__global__ void k_bulk_load(timing* out, const uint8_t* src, uint32_t bytes, size_t stride, size_t span, size_t start,
+                            int reps) {
   extern __shared__ __align__(128) uint8_t dst[];
   __shared__ __align__(8) uint64_t bar;
   if (threadIdx.x != 0) return;
@@ -362,8 +394,10 @@ __global__ void k_bulk_store_wait(timing* out, uint8_t* dst, uint32_t bytes, int
       ptx::cp_async_bulk_global_shared_cta(dst, src, bytes);
       ptx::cp_async_bulk_commit_group();
     }
-    if constexpr (Mode == 1) ptx::cp_async_bulk_wait_group_read<0>();
-    else ptx::cp_async_bulk_wait_group<0>();
+    if constexpr (Mode == 1)
+      ptx::cp_async_bulk_wait_group_read<0>();
+    else
+      ptx::cp_async_bulk_wait_group<0>();
   }
   const clock_pair b = now();
   ptx::cp_async_bulk_wait_group<0>();
@@ -392,14 +426,19 @@ __global__ void k_bandwidth(timing* out, const unsigned long long* g, int reps) 
   const clock_pair a = now();
   for (int r = 0; r < reps; ++r) {
     const int i = (int(threadIdx.x) + r * 32) & (kWords - 1);
-    if constexpr (Where == 0) x += vs[i];
-    else if constexpr (Where == 1) x += __ldcg(gw + ((int(threadIdx.x) + r * int(blockDim.x)) & (32 * 1024 - 1)));
-    else x += ptx::ld_shared_cluster_u64(peer + uint32_t(i) * 8u);
+    if constexpr (Where == 0)
+      x += vs[i];
+    else if constexpr (Where == 1)
+      x += __ldcg(gw + ((int(threadIdx.x) + r * int(blockDim.x)) & (32 * 1024 - 1)));
+    else
+      x += ptx::ld_shared_cluster_u64(peer + uint32_t(i) * 8u);
   }
   __syncthreads();
   const clock_pair b = now();
-  if (blockIdx.x == 0 && threadIdx.x == 0) record(out, a, b, x);
-  else if (x == 0x1234567) out->sink = x;  // keeps x alive; never true for these data
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    record(out, a, b, x);
+  else if (x == 0x1234567)
+    out->sink = x;  // keeps x alive; never true for these data
   if constexpr (Where == 2) {
     ptx::barrier_cluster_arrive_aligned();
     ptx::barrier_cluster_wait_aligned();
@@ -456,9 +495,13 @@ void report(benchmark::State& st, const std::string& name, const figures& f, dou
 
 // Registers one benchmark: `launch(sample_index)` runs the kernel, `per` operations per loop.
 void add(const std::string& name, std::function<void(int)> launch, double per, double bytes_per_op = 0) {
-  benchmark::RegisterBenchmark(name.c_str(), [name, launch, per, bytes_per_op](benchmark::State& st) {
-    for (auto _ : st) report(st, name, sample(launch, per), per, bytes_per_op);
-  })->Iterations(1)->UseManualTime()->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [name, launch, per, bytes_per_op](benchmark::State& st) {
+                                 for (auto _ : st) report(st, name, sample(launch, per), per, bytes_per_op);
+                               })
+      ->Iterations(1)
+      ->UseManualTime()
+      ->Unit(benchmark::kNanosecond);
 }
 
 // `grid` CTAs of `block` threads in clusters of `cluster` along x. Not copyable: lc.attrs points
@@ -507,36 +550,51 @@ uint8_t* g_big = nullptr;                 // kColdSpan bytes
 unsigned* g_chain_l2 = nullptr;           // 16 Ki entries (64 KiB): L2-resident
 unsigned* g_chain_dram = nullptr;         // in g_big, as 4-byte words
 unsigned* g_gbuf = nullptr;
-uint8_t* g_store = nullptr;               // bulk store destination (kept apart from the chains)
+uint8_t* g_store = nullptr;  // bulk store destination (kept apart from the chains)
 hopper::tensor_map g_map_small, g_map_large;
 
 // One benchmark per fence kind, in fence_kind order.
 template <int... F>
 void add_fences(std::integer_sequence<int, F...>) {
-  (add(std::string("fence/") + kFenceNames[F], [](int) { k_fence<F><<<1, 32>>>(g_timing, g_gbuf, 1000); }, 1000), ...);
+  (add(
+       std::string("fence/") + kFenceNames[F], [](int) { k_fence<F><<<1, 32>>>(g_timing, g_gbuf, 1000); }, 1000),
+   ...);
 }
 
 void register_all() {
   // mbarrier (seed §11-§17)
-  add("mbarrier/arrive_wait_same_thread", [](int) { k_mbar_self<<<1, 32>>>(g_timing, 2000); }, 2000);
-  add("mbarrier/pingpong_across_warps_try_wait",
-      [](int) { k_mbar_pingpong<try_wait><<<1, 64>>>(g_timing, 2000, 0); }, 2000);
-  add("mbarrier/pingpong_across_warps_test_wait",
-      [](int) { k_mbar_pingpong<test_wait><<<1, 64>>>(g_timing, 2000, 0); }, 2000);
+  add(
+      "mbarrier/arrive_wait_same_thread", [](int) { k_mbar_self<<<1, 32>>>(g_timing, 2000); }, 2000);
+  add(
+      "mbarrier/pingpong_across_warps_try_wait", [](int) { k_mbar_pingpong<try_wait><<<1, 64>>>(g_timing, 2000, 0); },
+      2000);
+  add(
+      "mbarrier/pingpong_across_warps_test_wait", [](int) { k_mbar_pingpong<test_wait><<<1, 64>>>(g_timing, 2000, 0); },
+      2000);
   for (unsigned hint : {32u, 1000u, 100000u})
-    add("mbarrier/pingpong_across_warps_try_wait_hint_" + std::to_string(hint) + "ns",
+    add(
+        "mbarrier/pingpong_across_warps_try_wait_hint_" + std::to_string(hint) + "ns",
         [hint](int) { k_mbar_pingpong<try_wait_hint><<<1, 64>>>(g_timing, 500, hint); }, 500);
-  add("mbarrier/pingpong_remote_arrive_cluster2", [](int) {
-    int reps = 2000;
-    void* args[] = {&g_timing, &reps};
-    launch_cluster((const void*)k_mbar_remote_pingpong, 2, 2, 32, 0, args);
-  }, 2000);
-  add("mbarrier/arrive_count32_one_thread_then_wait", [](int) { k_mbar_count<false><<<1, 32>>>(g_timing, 2000); }, 2000);
-  add("mbarrier/arrive_32_lanes_then_wait", [](int) { k_mbar_count<true><<<1, 32>>>(g_timing, 2000); }, 2000);
-  add("mbarrier/arrive_issue", [](int) { k_mbar_arrive_stream<false><<<1, 32>>>(g_timing, 4000); }, 4000);
-  add("mbarrier/arrive_drop_issue", [](int) { k_mbar_arrive_stream<true><<<1, 32>>>(g_timing, 4000); }, 4000);
+  add(
+      "mbarrier/pingpong_remote_arrive_cluster2",
+      [](int) {
+        int reps = 2000;
+        void* args[] = {&g_timing, &reps};
+        launch_cluster((const void*)k_mbar_remote_pingpong, 2, 2, 32, 0, args);
+      },
+      2000);
+  add(
+      "mbarrier/arrive_count32_one_thread_then_wait", [](int) { k_mbar_count<false><<<1, 32>>>(g_timing, 2000); },
+      2000);
+  add(
+      "mbarrier/arrive_32_lanes_then_wait", [](int) { k_mbar_count<true><<<1, 32>>>(g_timing, 2000); }, 2000);
+  add(
+      "mbarrier/arrive_issue", [](int) { k_mbar_arrive_stream<false><<<1, 32>>>(g_timing, 4000); }, 4000);
+  add(
+      "mbarrier/arrive_drop_issue", [](int) { k_mbar_arrive_stream<true><<<1, 32>>>(g_timing, 4000); }, 4000);
   for (int warps : {1, 2, 4, 8, 16, 32})
-    add("mbarrier/phase_all_threads_arrive_warps_" + std::to_string(warps),
+    add(
+        "mbarrier/phase_all_threads_arrive_warps_" + std::to_string(warps),
         [warps](int) { k_mbar_many<<<1, 32 * warps>>>(g_timing, 1000); }, 1000);
 
   // barrier.cluster (seed §18.1)
@@ -546,41 +604,56 @@ void register_all() {
       std::printf("SUMMARY prim %s not launchable on this device\n", name.c_str());
       continue;
     }
-    add(name, [n](int) {
-      int reps = 1000;
-      void* args[] = {&g_timing, &reps};
-      launch_cluster((const void*)k_cluster_barrier, n, n, 128, 0, args);
-    }, 1000);
+    add(
+        name,
+        [n](int) {
+          int reps = 1000;
+          void* args[] = {&g_timing, &reps};
+          launch_cluster((const void*)k_cluster_barrier, n, n, 128, 0, args);
+        },
+        1000);
   }
 
   // named barriers (seed §20)
   for (int n : {32, 64, 128, 256, 512, 1024})
-    add("named/bar_sync_threads_" + std::to_string(n), [n](int) { k_bar_sync<<<1, 1024>>>(g_timing, 1000, n); }, 1000);
+    add(
+        "named/bar_sync_threads_" + std::to_string(n), [n](int) { k_bar_sync<<<1, 1024>>>(g_timing, 1000, n); }, 1000);
   for (int n : {32, 128, 512, 1024})
-    add("named/syncthreads_block_" + std::to_string(n), [n](int) { k_syncthreads<<<1, n>>>(g_timing, 1000); }, 1000);
+    add(
+        "named/syncthreads_block_" + std::to_string(n), [n](int) { k_syncthreads<<<1, n>>>(g_timing, 1000); }, 1000);
 
   // fences (seed §9)
   add_fences(std::make_integer_sequence<int, f_count>{});
 
   // ordinary dependent loads: the anchors
-  add("load/ld_shared_chase", [](int) { k_chase<0><<<1, 128, 4096 * 4>>>(g_timing, nullptr, 0, 2000, 4096); }, 2000);
-  add("load/ld_global_cg_chase_L2", [](int) { k_chase<1><<<1, 128>>>(g_timing, g_chain_l2, 0, 2000, 16 * 1024); }, 2000);
-  add("load/ld_global_cg_chase_DRAM", [](int s) {
-    k_chase<1><<<1, 128>>>(g_timing, g_chain_dram, unsigned(s) * 7919u * 1024u, 500, int(kColdSpan / 4));
-  }, 500);
-  add("load/ld_shared_cluster_chase_DSMEM", [](int) {
-    int reps = 2000, n = 4096;
-    unsigned start = 0;
-    const unsigned* none = nullptr;
-    void* args[] = {&g_timing, &none, &start, &reps, &n};
-    launch_cluster((const void*)k_chase<2>, 2, 2, 128, 4096 * 4, args);
-  }, 2000);
+  add(
+      "load/ld_shared_chase", [](int) { k_chase<0><<<1, 128, 4096 * 4>>>(g_timing, nullptr, 0, 2000, 4096); }, 2000);
+  add(
+      "load/ld_global_cg_chase_L2", [](int) { k_chase<1><<<1, 128>>>(g_timing, g_chain_l2, 0, 2000, 16 * 1024); },
+      2000);
+  add(
+      "load/ld_global_cg_chase_DRAM",
+      [](int s) {
+        k_chase<1><<<1, 128>>>(g_timing, g_chain_dram, unsigned(s) * 7919u * 1024u, 500, int(kColdSpan / 4));
+      },
+      500);
+  add(
+      "load/ld_shared_cluster_chase_DSMEM",
+      [](int) {
+        int reps = 2000, n = 4096;
+        unsigned start = 0;
+        const unsigned* none = nullptr;
+        void* args[] = {&g_timing, &none, &start, &reps, &n};
+        launch_cluster((const void*)k_chase<2>, 2, 2, 128, 4096 * 4, args);
+      },
+      2000);
 
   // cp.async.bulk load latency by size (seed §10, §11): L2-resident and from DRAM
   for (uint32_t bytes = 16; bytes <= 64 * 1024; bytes *= 4) {
     for (int cold = 0; cold < 2; ++cold) {
       const int reps = cold ? 200 : 1000;
-      add("bulk/cp_async_bulk_load_" + std::string(cold ? "DRAM_" : "L2_") + std::to_string(bytes) + "B",
+      add(
+          "bulk/cp_async_bulk_load_" + std::string(cold ? "DRAM_" : "L2_") + std::to_string(bytes) + "B",
           [bytes, cold, reps](int s) {
             const size_t stride = cold ? 4 * MiB + 4096 : 0;
             // Each size starts its walk elsewhere: with one start for all sizes, a cold run met the
@@ -588,40 +661,58 @@ void register_all() {
             // run right after the 16 B one, came out at 619 cycles, minimum 511, near the L2 row).
             const size_t start = size_t(s) * 37 * MiB + size_t(bytes) * 3 * 1024;
             k_bulk_load<<<1, 32, bytes>>>(g_timing, g_big, bytes, stride, kColdSpan, start, reps);
-          }, reps);
+          },
+          reps);
     }
   }
 
   // TMA tensor load latency (seed §10): 2-D f32 boxes of 32x32 (4 KiB) and 64x64 (16 KiB)
-  add("tma/tensor_2d_load_L2_4096B", [](int) { k_tma_load<<<1, 32, 4096 + 1024>>>(g_timing, g_map_small, 1000); }, 1000);
-  add("tma/tensor_2d_load_L2_16384B", [](int) { k_tma_load<<<1, 32, 16384 + 1024>>>(g_timing, g_map_large, 1000); }, 1000);
+  add(
+      "tma/tensor_2d_load_L2_4096B", [](int) { k_tma_load<<<1, 32, 4096 + 1024>>>(g_timing, g_map_small, 1000); },
+      1000);
+  add(
+      "tma/tensor_2d_load_L2_16384B", [](int) { k_tma_load<<<1, 32, 16384 + 1024>>>(g_timing, g_map_large, 1000); },
+      1000);
 
   // bulk groups (seed §19)
   for (uint32_t bytes : {256u, 4096u, 16384u}) {
-    add("bulk/store_wait_group_" + std::to_string(bytes) + "B",
+    add(
+        "bulk/store_wait_group_" + std::to_string(bytes) + "B",
         [bytes](int) { k_bulk_store_wait<0><<<1, 128, bytes>>>(g_timing, g_store, bytes, 500); }, 500);
-    add("bulk/store_wait_group_read_" + std::to_string(bytes) + "B",
+    add(
+        "bulk/store_wait_group_read_" + std::to_string(bytes) + "B",
         [bytes](int) { k_bulk_store_wait<1><<<1, 128, bytes>>>(g_timing, g_store, bytes, 500); }, 500);
   }
-  add("bulk/wait_group_nothing_pending", [](int) { k_bulk_store_wait<2><<<1, 128, 16>>>(g_timing, g_store, 16, 2000); }, 2000);
+  add(
+      "bulk/wait_group_nothing_pending", [](int) { k_bulk_store_wait<2><<<1, 128, 16>>>(g_timing, g_store, 16, 2000); },
+      2000);
 
   // bandwidth per SM, bytes per cycle: shared, L2, DSMEM (seed §18). Reported as cycles and ns
   // per 8-byte load per thread-iteration; bytes/cycle/SM = 1024 threads * 8 B / cycles.
   int sms = 0;
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int grid = sms / 2 * 2;
-  add("bandwidth/ld_shared_u64_per_iteration_1024_threads", [grid](int) {
-    k_bandwidth<0><<<grid, 1024>>>(g_timing, reinterpret_cast<const unsigned long long*>(g_big), 2000);
-  }, 2000, 1024 * 8);
-  add("bandwidth/ld_global_cg_L2_u64_per_iteration_1024_threads", [grid](int) {
-    k_bandwidth<1><<<grid, 1024>>>(g_timing, reinterpret_cast<const unsigned long long*>(g_big), 2000);
-  }, 2000, 1024 * 8);
-  add("bandwidth/ld_shared_cluster_u64_per_iteration_1024_threads", [grid](int) {
-    int reps = 2000;
-    const unsigned long long* gp = reinterpret_cast<const unsigned long long*>(g_big);
-    void* args[] = {&g_timing, &gp, &reps};
-    launch_cluster((const void*)k_bandwidth<2>, grid, 2, 1024, 0, args);
-  }, 2000, 1024 * 8);
+  add(
+      "bandwidth/ld_shared_u64_per_iteration_1024_threads",
+      [grid](int) {
+        k_bandwidth<0><<<grid, 1024>>>(g_timing, reinterpret_cast<const unsigned long long*>(g_big), 2000);
+      },
+      2000, 1024 * 8);
+  add(
+      "bandwidth/ld_global_cg_L2_u64_per_iteration_1024_threads",
+      [grid](int) {
+        k_bandwidth<1><<<grid, 1024>>>(g_timing, reinterpret_cast<const unsigned long long*>(g_big), 2000);
+      },
+      2000, 1024 * 8);
+  add(
+      "bandwidth/ld_shared_cluster_u64_per_iteration_1024_threads",
+      [grid](int) {
+        int reps = 2000;
+        const unsigned long long* gp = reinterpret_cast<const unsigned long long*>(g_big);
+        void* args[] = {&g_timing, &gp, &reps};
+        launch_cluster((const void*)k_bandwidth<2>, grid, 2, 1024, 0, args);
+      },
+      2000, 1024 * 8);
 }
 
 void setup() {

@@ -34,8 +34,8 @@ inline constexpr uint32_t plain_threads = 256;
 
 // Grid-stride copy of n16 16-byte vectors: each pass issues U loads, then U stores.
 template <int U>
-__global__ void __launch_bounds__(plain_threads) plain_copy_kernel(uint4* __restrict__ dst,
-                                                                   const uint4* __restrict__ src, uint64_t n16) {
+__global__ void __launch_bounds__(plain_threads)
+    plain_copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, uint64_t n16) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
   uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + (U - 1) * stride < n16; i += U * stride) {
@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(plain_threads) plain_copy_kernel(uint4* __rest
 
 // One block per tile of plain_threads x U vectors (grid = tiles).
 template <int U>
-__global__ void __launch_bounds__(plain_threads) plain_copy_tiles_kernel(uint4* __restrict__ dst,
-                                                                         const uint4* __restrict__ src, uint64_t n16) {
+__global__ void __launch_bounds__(plain_threads)
+    plain_copy_tiles_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, uint64_t n16) {
   const uint64_t base = uint64_t(blockIdx.x) * plain_threads * U + threadIdx.x;
   uint4 v[U];
 #pragma unroll
@@ -65,8 +65,8 @@ __global__ void __launch_bounds__(plain_threads) plain_copy_tiles_kernel(uint4* 
 // Reads n16 vectors, U loads in flight per thread; the XOR of everything a block read is its one
 // store (so no load can be dropped).
 template <int U>
-__global__ void __launch_bounds__(plain_threads) plain_read_kernel(const uint4* __restrict__ src, uint64_t n16,
-                                                                   uint32_t* __restrict__ out) {
+__global__ void __launch_bounds__(plain_threads)
+    plain_read_kernel(const uint4* __restrict__ src, uint64_t n16, uint32_t* __restrict__ out) {
   __shared__ uint32_t block_acc;
   if (threadIdx.x == 0) block_acc = 0;
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
@@ -112,9 +112,8 @@ __global__ void __launch_bounds__(plain_threads) plain_write_kernel(uint4* __res
 // (a multiple of 16) that all complete on the stage's one full barrier.
 template <int Stages>
 __device__ __forceinline__ void produce_pieces(hk::detail::copy_pipe<Stages>& pipe, uint8_t* stage_mem,
-                                               const uint8_t* src, uint64_t bulk, uint32_t stage_bytes,
-                                               uint32_t pieces, const hk::detail::chunk_range& cr,
-                                               const hk::stream_knobs& k) {
+                                               const uint8_t* src, uint64_t bulk, uint32_t stage_bytes, uint32_t pieces,
+                                               const hk::detail::chunk_range& cr, const hk::stream_knobs& k) {
   const bool hint = k.load_policy != hk::l2_evict::none;
   const uint64_t policy = hint ? hk::detail::l2_policy(hk::detail::copy_target{}, k.load_policy) : 0;
   const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
@@ -130,8 +129,9 @@ __device__ __forceinline__ void produce_pieces(hk::detail::copy_pipe<Stages>& pi
     uint8_t* stage = stage_mem + size_t(s.index()) * stage_bytes;
     pipe.acquire(s, n);
     for (uint32_t o = 0; o < n; o += piece)
-      hk::detail::load_chunk(hk::detail::copy_target{}, hopper::smem<uint8_t>(stage + o), hopper::gmem<const uint8_t>(src + off + o),
-                             n - o < piece ? n - o : piece, pipe.full(s), hint, policy);
+      hk::detail::load_chunk(hk::detail::copy_target{}, hopper::smem<uint8_t>(stage + o),
+                             hopper::gmem<const uint8_t>(src + off + o), n - o < piece ? n - o : piece, pipe.full(s),
+                             hint, policy);
   }
   pipe.drain(s);
 }
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(32) bulk_write_kernel(uint8_t* __restrict__ ds
     const uint8_t* stage = stage_mem + size_t(at) * stage_bytes;
     for (uint32_t o = 0; o < n; o += piece)
       hk::detail::store_chunk(hk::detail::copy_target{}, hopper::gmem<uint8_t>(dst + off + o),
-                                hopper::smem<const uint8_t>(stage + o), n - o < piece ? n - o : piece, hint, policy);
+                              hopper::smem<const uint8_t>(stage + o), n - o < piece ? n - o : piece, hint, policy);
     ptx::cp_async_bulk_commit_group();
     ptx::cp_async_bulk_wait_group_read<Lag>();
     at = at + 1 == stages ? 0 : at + 1;
@@ -196,9 +196,9 @@ __global__ void __launch_bounds__(32) bulk_write_kernel(uint8_t* __restrict__ ds
 // per stage (each a multiple of 16 bytes); the stores of a stage form one bulk group. `bytes` is
 // a multiple of 16.
 template <int Stages>
-__global__ void __launch_bounds__(64) split_copy_kernel(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
-                                                        uint64_t bytes, uint32_t stage_bytes, uint32_t load_pieces,
-                                                        uint32_t store_pieces, hk::stream_knobs k) {
+__global__ void __launch_bounds__(64)
+    split_copy_kernel(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src, uint64_t bytes, uint32_t stage_bytes,
+                      uint32_t load_pieces, uint32_t store_pieces, hk::stream_knobs k) {
   using pipe_t = hk::detail::copy_pipe<Stages>;
   __shared__ typename pipe_t::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(64) split_copy_kernel(uint8_t* __restrict__ ds
       hk::detail::store_and_release<1>(t, pipe, s, r, lane, [&] {
         for (uint32_t o = 0; o < n; o += piece)
           hk::detail::store_chunk(hk::detail::copy_target{}, hopper::gmem<uint8_t>(dst + off + o),
-                                hopper::smem<const uint8_t>(stage + o), n - o < piece ? n - o : piece, hint, policy);
+                                  hopper::smem<const uint8_t>(stage + o), n - o < piece ? n - o : piece, hint, policy);
       });
     }
     hk::detail::copy_target t;

@@ -49,31 +49,36 @@ enum class hazard_case {
 
 inline const char* case_name(hazard_case c) {
   switch (c) {
-    case hazard_case::raw_proxy_bulk_store: return "raw_proxy_bulk_store";
-    case hazard_case::raw_proxy_dsmem_copy: return "raw_proxy_dsmem_copy";
-    case hazard_case::war_refill_before_release: return "war_refill_before_release";
-    case hazard_case::war_store_source_reuse: return "war_store_source_reuse";
-    case hazard_case::release_acquire_mbarrier: return "release_acquire_mbarrier";
+    case hazard_case::raw_proxy_bulk_store:
+      return "raw_proxy_bulk_store";
+    case hazard_case::raw_proxy_dsmem_copy:
+      return "raw_proxy_dsmem_copy";
+    case hazard_case::war_refill_before_release:
+      return "war_refill_before_release";
+    case hazard_case::war_store_source_reuse:
+      return "war_store_source_reuse";
+    case hazard_case::release_acquire_mbarrier:
+      return "release_acquire_mbarrier";
   }
   return "?";
 }
 
 struct config {
-  bool protect = true;         // with the protection (fence, wait, release/acquire) or without
-  int blocks = 264;            // concurrent trials per run (2 per SM on an H200); even for dsmem
-  int runs = 64;               // runs per block; trials = blocks * runs
-  int tile_bytes = 4096;       // bytes per tile, multiple of 16, 16..16384
-  int consumer_delay = 0;      // war_refill: spin cycles between a consumer's reads (work on data)
+  bool protect = true;     // with the protection (fence, wait, release/acquire) or without
+  int blocks = 264;        // concurrent trials per run (2 per SM on an H200); even for dsmem
+  int runs = 64;           // runs per block; trials = blocks * runs
+  int tile_bytes = 4096;   // bytes per tile, multiple of 16, 16..16384
+  int consumer_delay = 0;  // war_refill: spin cycles between a consumer's reads (work on data)
   uint64_t seed = 1;
-  bool plant_fault = false;    // the checker expects the complement of every word: every trial fails
-                               // and every word of it is counted wrong
+  bool plant_fault = false;  // the checker expects the complement of every word: every trial fails
+                             // and every word of it is counted wrong
 };
 
 struct result {
   uint64_t trials = 0;
-  uint64_t failures = 0;        // trials with at least one wrong word: never more than trials
-  uint64_t words = 0;           // words each trial checks (tile_bytes / 4)
-  uint64_t wrong_words = 0;     // wrong words over all trials: never more than trials * words
+  uint64_t failures = 0;     // trials with at least one wrong word: never more than trials
+  uint64_t words = 0;        // words each trial checks (tile_bytes / 4)
+  uint64_t wrong_words = 0;  // wrong words over all trials: never more than trials * words
 };
 
 namespace detail {
@@ -86,8 +91,7 @@ namespace detail {
 // Counts each (block, run) slot of `out` that differs from pattern(seed, block, run, .) ^ expect_xor
 // in any word as one failed trial, and every differing word. One CTA per slot; blockIdx.x =
 // block * runs + run.
-__global__ void check_slots(const uint32_t* out, int runs, int words, uint64_t seed, uint32_t expect_xor,
-                            counters* c) {
+__global__ void check_slots(const uint32_t* out, int runs, int words, uint64_t seed, uint32_t expect_xor, counters* c) {
   device_target t;
   check_slots_body(t, hopper::gmem<const uint32_t>(out), runs, words, seed, expect_xor, hopper::gmem<counters>(c));
 }
@@ -114,9 +118,9 @@ __global__ void __launch_bounds__(kThreads) raw_proxy_dsmem_copy(uint32_t* out, 
 
 // war_refill_before_release: warp 0 lane 0 is the producer, warps 1..3 the consumers.
 template <bool Protect>
-__global__ void __launch_bounds__(kThreads) war_refill_before_release(const uint32_t* first, const uint32_t* refill,
-                                                                      const uint32_t* reference, int runs, int words, int delay,
-                                                                      counters* c) {
+__global__ void __launch_bounds__(kThreads)
+    war_refill_before_release(const uint32_t* first, const uint32_t* refill, const uint32_t* reference, int runs,
+                              int words, int delay, counters* c) {
   extern __shared__ __align__(128) uint32_t stage[];
   __shared__ __align__(8) uint64_t full, empty, refilled;
   device_target t;
@@ -139,8 +143,8 @@ __global__ void __launch_bounds__(kThreads) war_store_source_reuse(uint32_t* out
 // reads. The data lives in shared memory; every run writes new values. The reader expects
 // pattern ^ expect_xor (all ones for a planted fault).
 template <bool Protect>
-__global__ void __launch_bounds__(kThreads) release_acquire_mbarrier(int runs, int words, uint64_t seed,
-                                                                     uint32_t expect_xor, counters* c) {
+__global__ void __launch_bounds__(kThreads)
+    release_acquire_mbarrier(int runs, int words, uint64_t seed, uint32_t expect_xor, counters* c) {
   extern __shared__ __align__(128) uint32_t data[];
   __shared__ __align__(8) uint64_t flag;
   device_target t;
@@ -197,7 +201,9 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
   if (e != cudaSuccess) return finish(e);
   if ((e = cudaMemset(d_fail, 0, sizeof(counters))) != cudaSuccess) return finish(e);
   const size_t smem = slot_bytes;
-  auto prep = [&](const void* fn, size_t bytes) { return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)); };
+  auto prep = [&](const void* fn, size_t bytes) {
+    return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  };
   switch (c) {
     case hazard_case::raw_proxy_bulk_store:
     case hazard_case::war_store_source_reuse: {
@@ -206,16 +212,19 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       if ((e = cudaMemset(d_out, 0xA5, out_bytes)) != cudaSuccess) return finish(e);  // poison
       const void* fn;
       if (c == hazard_case::raw_proxy_bulk_store)
-        fn = k.protect ? (const void*)detail::raw_proxy_bulk_store<true> : (const void*)detail::raw_proxy_bulk_store<false>;
+        fn = k.protect ? (const void*)detail::raw_proxy_bulk_store<true>
+                       : (const void*)detail::raw_proxy_bulk_store<false>;
       else
-        fn = k.protect ? (const void*)detail::war_store_source_reuse<true> : (const void*)detail::war_store_source_reuse<false>;
+        fn = k.protect ? (const void*)detail::war_store_source_reuse<true>
+                       : (const void*)detail::war_store_source_reuse<false>;
       if ((e = prep(fn, smem)) != cudaSuccess) return finish(e);
       int runs = k.runs;
       uint64_t seed = k.seed;
       void* args[] = {&d_out, &runs, &words, &seed};
       if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
       if ((e = cudaGetLastError()) != cudaSuccess) return finish(e);
-      detail::check_slots<<<unsigned(k.blocks) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor, d_fail);
+      detail::check_slots<<<unsigned(k.blocks) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor,
+                                                                          d_fail);
       return finish(cudaSuccess);
     }
     case hazard_case::raw_proxy_dsmem_copy: {
@@ -242,7 +251,8 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       void* args[] = {&d_out, &runs, &words, &seed};
       if ((e = cudaLaunchKernelExC(&lc, fn, args)) != cudaSuccess) return finish(e);
       if ((e = cudaGetLastError()) != cudaSuccess) return finish(e);
-      detail::check_slots<<<unsigned(pairs) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor, d_fail);
+      detail::check_slots<<<unsigned(pairs) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor,
+                                                                       d_fail);
       return finish(cudaSuccess);
     }
     case hazard_case::war_refill_before_release: {

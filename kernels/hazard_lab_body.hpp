@@ -254,8 +254,8 @@ HOPPER_HD void war_store_source_reuse_body(Tg& t, typename Tg::template smem_t<u
 HOPPER_EXEC_CHECK_OFF
 template <class Tg, bool Protect>
 HOPPER_HD void release_acquire_mbarrier_body(Tg& t, typename Tg::template smem_t<uint32_t> data,
-                                             message_barriers<typename Tg::barrier_type> bars, int runs,
-                                             int words, uint64_t seed, uint32_t expect_xor,
+                                             message_barriers<typename Tg::barrier_type> bars, int runs, int words,
+                                             uint64_t seed, uint32_t expect_xor,
                                              typename Tg::template gmem_t<counters> c) {
   constexpr auto kArrive = Protect ? ptx::sem::release : ptx::sem::relaxed;
   constexpr auto kWait = Protect ? ptx::sem::acquire : ptx::sem::relaxed;

@@ -44,11 +44,10 @@ __global__ void __launch_bounds__(64) stream_copy_1d_kernel(uint8_t* __restrict_
 }
 
 template <int Stages, int Lag>
-__global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constant__ tensor_map dst_map,
-                                                            const __grid_constant__ tensor_map src_map,
-                                                            uint8_t* __restrict__ dst, const uint8_t* __restrict__ src,
-                                                            uint64_t bytes, uint32_t rows, uint32_t box_rows,
-                                                            stream_knobs k) {
+__global__ void __launch_bounds__(64)
+    stream_copy_2d_kernel(const __grid_constant__ tensor_map dst_map, const __grid_constant__ tensor_map src_map,
+                          uint8_t* __restrict__ dst, const uint8_t* __restrict__ src, uint64_t bytes, uint32_t rows,
+                          uint32_t box_rows, stream_knobs k) {
   __shared__ typename detail::copy_pipe<Stages>::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
   detail::copy_target t;
@@ -57,10 +56,9 @@ __global__ void __launch_bounds__(64) stream_copy_2d_kernel(const __grid_constan
 }
 
 template <int Stages, int Lag>
-__global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfloat16* __restrict__ y,
-                                                                        const __nv_bfloat16* __restrict__ x,
-                                                                        uint64_t n, float a, float b,
-                                                                        uint32_t stage_bytes, stream_knobs k) {
+__global__ void __launch_bounds__(64 + 16 * 32)
+    stream_axpb_bf16_kernel(__nv_bfloat16* __restrict__ y, const __nv_bfloat16* __restrict__ x, uint64_t n, float a,
+                            float b, uint32_t stage_bytes, stream_knobs k) {
   __shared__ typename detail::copy_pipe<Stages>::storage ring;
   __shared__ detail::ready_barriers<Stages, detail::copy_target> ready;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
@@ -70,10 +68,9 @@ __global__ void __launch_bounds__(64 + 16 * 32) stream_axpb_bf16_kernel(__nv_bfl
 }
 
 template <int Stages, bool Axpb, detail::st_kind K>
-__global__ void __launch_bounds__(32 + 16 * 32) stream_ldst_kernel(uint8_t* __restrict__ dst,
-                                                                   const uint8_t* __restrict__ src, uint64_t bytes,
-                                                                   uint32_t stage_bytes, stream_knobs k, float a,
-                                                                   float b) {
+__global__ void __launch_bounds__(32 + 16 * 32)
+    stream_ldst_kernel(uint8_t* __restrict__ dst, const uint8_t* __restrict__ src, uint64_t bytes, uint32_t stage_bytes,
+                       stream_knobs k, float a, float b) {
   __shared__ typename detail::copy_pipe<Stages>::storage ring;
   extern __shared__ __align__(1024) uint8_t stage_mem[];
   detail::copy_target t;
@@ -112,36 +109,38 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
     copy_reject(who, "src " + ptr_str(src) + " is not 16-byte aligned (cp.async.bulk needs 16)");
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
   if (bytes > 0 && d < s + bytes && s < d + bytes)
-    copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap over " +
-                         std::to_string(bytes) + " bytes (in-place is not a streaming copy)");
+    copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap over " + std::to_string(bytes) +
+                         " bytes (in-place is not a streaming copy)");
   const uint32_t st = cfg.stages;
   if (!(st == 2 || st == 3 || st == 4 || st == 6 || st == 8 || st == 12 || st == 16))
     copy_reject(who, "stages = " + std::to_string(st) + " is not one of 2, 3, 4, 6, 8, 12, 16");
   if (cfg.stage_bytes == 0 || cfg.stage_bytes % granule != 0)
     copy_reject(who, "stage_bytes = " + std::to_string(cfg.stage_bytes) + " is not a positive multiple of " +
                          std::to_string(granule));
-  if (cfg.store_lag > 2)
-    copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " is not 0, 1 or 2");
+  if (cfg.store_lag > 2) copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " is not 0, 1 or 2");
   if (cfg.store_lag >= cfg.stages)
-    copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " leaves no stage to load into with stages = " +
-                         std::to_string(cfg.stages));
+    copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) +
+                         " leaves no stage to load into with stages = " + std::to_string(cfg.stages));
   if (cfg.prefetch_chunks > 64)
     copy_reject(who, "prefetch_chunks = " + std::to_string(cfg.prefetch_chunks) + " is out of range 0..64");
   if (static_cast<unsigned>(cfg.load_policy) > 3u || static_cast<unsigned>(cfg.store_policy) > 3u)
     copy_reject(who, "l2_evict value " +
                          std::to_string(unsigned(static_cast<unsigned>(cfg.load_policy) > 3u ? cfg.load_policy
-                                                                                               : cfg.store_policy)) +
+                                                                                             : cfg.store_policy)) +
                          " is not a hopper::kernels::l2_evict");
   if (static_cast<unsigned>(cfg.order) > 1u)
-    copy_reject(who, "chunk_order value " + std::to_string(unsigned(cfg.order)) + " is not a hopper::kernels::chunk_order");
+    copy_reject(who,
+                "chunk_order value " + std::to_string(unsigned(cfg.order)) + " is not a hopper::kernels::chunk_order");
   if (static_cast<unsigned>(cfg.path) > 1u)
-    copy_reject(who, "store_path value " + std::to_string(unsigned(cfg.path)) + " is not a hopper::kernels::store_path");
+    copy_reject(who,
+                "store_path value " + std::to_string(unsigned(cfg.path)) + " is not a hopper::kernels::store_path");
   if (cfg.path == store_path::st_global) {
     if (cfg.store_warps < 1 || cfg.store_warps > 16)
       copy_reject(who, "store_warps = " + std::to_string(cfg.store_warps) + " is out of range 1..16");
     if (cfg.streaming_store && cfg.store_policy != l2_evict::none)
-      copy_reject(who, "streaming_store (st.global.cs) and store_policy (st.global.L2::cache_hint) are exclusive: "
-                       "choose one");
+      copy_reject(who,
+                  "streaming_store (st.global.cs) and store_policy (st.global.L2::cache_hint) are exclusive: "
+                  "choose one");
   }
   if (static_cast<unsigned>(cfg.sched) > 1u)
     copy_reject(who, "schedule value " + std::to_string(unsigned(cfg.sched)) + " is not a hopper::kernels::schedule");
@@ -206,13 +205,20 @@ inline cudaError_t schedule_grid(Kernel* kernel, uint32_t threads, size_t smem, 
 template <class F>
 inline cudaError_t dispatch_stages(uint32_t stages, F&& f) {
   switch (stages) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 12: return f(std::integral_constant<int, 12>{});
-    default: return f(std::integral_constant<int, 16>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 6:
+      return f(std::integral_constant<int, 6>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    case 12:
+      return f(std::integral_constant<int, 12>{});
+    default:
+      return f(std::integral_constant<int, 16>{});
   }
 }
 
@@ -222,9 +228,12 @@ inline cudaError_t dispatch(uint32_t stages, uint32_t lag, F&& f) {
   return dispatch_stages(stages, [&](auto st) -> cudaError_t {
     constexpr int S = decltype(st)::value;
     switch (lag) {
-      case 0: return f(K<S, 0>::get());
-      case 1: return f(K<S, 1>::get());
-      default: return f(K<S, 2>::get());
+      case 0:
+        return f(K<S, 0>::get());
+      case 1:
+        return f(K<S, 1>::get());
+      default:
+        return f(K<S, 2>::get());
     }
   });
 }
@@ -235,9 +244,12 @@ inline cudaError_t dispatch_ldst(uint32_t stages, st_kind kind, F&& f) {
   return dispatch_stages(stages, [&](auto st) -> cudaError_t {
     constexpr int S = decltype(st)::value;
     switch (kind) {
-      case st_kind::cs: return f(&stream_ldst_kernel<S, Axpb, st_kind::cs>);
-      case st_kind::hint: return f(&stream_ldst_kernel<S, Axpb, st_kind::hint>);
-      default: return f(&stream_ldst_kernel<S, Axpb, st_kind::wb>);
+      case st_kind::cs:
+        return f(&stream_ldst_kernel<S, Axpb, st_kind::cs>);
+      case st_kind::hint:
+        return f(&stream_ldst_kernel<S, Axpb, st_kind::hint>);
+      default:
+        return f(&stream_ldst_kernel<S, Axpb, st_kind::wb>);
     }
   });
 }
@@ -263,9 +275,18 @@ inline cudaError_t launch_ldst(uint8_t* dst, const uint8_t* src, uint64_t bytes,
   });
 }
 
-template <int S, int L> struct k1d { static auto get() { return &stream_copy_1d_kernel<S, L>; } };
-template <int S, int L> struct k2d { static auto get() { return &stream_copy_2d_kernel<S, L>; } };
-template <int S, int L> struct kaxpb { static auto get() { return &stream_axpb_bf16_kernel<S, L>; } };
+template <int S, int L>
+struct k1d {
+  static auto get() { return &stream_copy_1d_kernel<S, L>; }
+};
+template <int S, int L>
+struct k2d {
+  static auto get() { return &stream_copy_2d_kernel<S, L>; }
+};
+template <int S, int L>
+struct kaxpb {
+  static auto get() { return &stream_axpb_bf16_kernel<S, L>; }
+};
 
 }  // namespace detail
 
@@ -304,8 +325,9 @@ struct stream_copy_2d_plan {
   static stream_copy_2d_plan make(void* dst, const void* src, uint64_t bytes, const stream_copy_config& cfg = {}) {
     detail::check_copy_args("stream_copy_2d", dst, src, bytes, cfg, stream_copy_2d_row_bytes);
     if (cfg.path != store_path::bulk)
-      detail::copy_reject("stream_copy_2d", "store_path st_global is offered by the 1-D and fused kernels only "
-                                            "(the 2-D copy stores through its tensor map)");
+      detail::copy_reject("stream_copy_2d",
+                          "store_path st_global is offered by the 1-D and fused kernels only "
+                          "(the 2-D copy stores through its tensor map)");
     if (bytes / stream_copy_2d_row_bytes > (uint64_t(1) << 31) - 1)
       detail::copy_reject("stream_copy_2d", "bytes = " + std::to_string(bytes) +
                                                 " is more than 2^31-1 rows of 1024 bytes (s32 coordinates)");
@@ -315,8 +337,11 @@ struct stream_copy_2d_plan {
     p.box_rows = cfg.stage_bytes / stream_copy_2d_row_bytes;
     if (p.rows > 0) {
       const uint32_t w = stream_copy_2d_row_bytes / 4;
-      p.src_map = tensor_map::tiled(element::s32, src).dims({w, p.rows}).box({w, p.box_rows})
-                      .l2_promotion(l2_promotion::b256).build();
+      p.src_map = tensor_map::tiled(element::s32, src)
+                      .dims({w, p.rows})
+                      .box({w, p.box_rows})
+                      .l2_promotion(l2_promotion::b256)
+                      .build();
       p.dst_map = tensor_map::tiled(element::s32, dst).dims({w, p.rows}).box({w, p.box_rows}).build();
     }
     return p;
@@ -330,8 +355,8 @@ struct stream_copy_2d_plan {
       uint32_t grid = 0;
       cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
       if (e != cudaSuccess) return e;
-      kernel<<<grid, 64, smem, stream>>>(dst_map, src_map, static_cast<uint8_t*>(dst),
-                                         static_cast<const uint8_t*>(src), bytes, rows, box_rows, knobs_of(cfg));
+      kernel<<<grid, 64, smem, stream>>>(dst_map, src_map, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src),
+                                         bytes, rows, box_rows, knobs_of(cfg));
       return cudaGetLastError();
     });
   }
@@ -339,8 +364,8 @@ struct stream_copy_2d_plan {
 
 // Copies `bytes` with the 2-D tensor kernel (stage_bytes a multiple of 1024). Encodes the maps on
 // every call; keep a stream_copy_2d_plan to launch repeatedly.
-inline cudaError_t stream_copy_2d(void* dst, const void* src, uint64_t bytes,
-                                  const stream_copy_config& cfg = {}, cudaStream_t stream = nullptr) {
+inline cudaError_t stream_copy_2d(void* dst, const void* src, uint64_t bytes, const stream_copy_config& cfg = {},
+                                  cudaStream_t stream = nullptr) {
   return stream_copy_2d_plan::make(dst, src, bytes, cfg).launch(stream);
 }
 
@@ -353,8 +378,8 @@ inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, ui
                                     cudaStream_t stream = nullptr) {
   const uint32_t threads = 64u + 32u * cfg.transform_warps;
   if (cfg.transform_warps < 1 || cfg.transform_warps > 16)
-    detail::copy_reject("stream_axpb_bf16", "transform_warps = " + std::to_string(cfg.transform_warps) +
-                                                " is out of range 1..16");
+    detail::copy_reject("stream_axpb_bf16",
+                        "transform_warps = " + std::to_string(cfg.transform_warps) + " is out of range 1..16");
   if (n > (uint64_t(1) << 62))
     detail::copy_reject("stream_axpb_bf16", "n = " + std::to_string(n) + " elements overflows the byte count");
   detail::check_copy_args("stream_axpb_bf16", y, x, n * 2u, cfg, 16);

@@ -62,21 +62,21 @@ enum class schedule : uint8_t { persistent, per_tile };
 // (kernels/stream_copy.cuh). docs/copy.md has the sweeps; bench/copy_presets.hpp the other
 // measured points.
 struct stream_copy_config {
-  uint32_t stages = 8;             // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
-  uint32_t stage_bytes = 24576;    // bytes per stage: multiple of 16 (2-D: of 1024)
-  uint32_t blocks_per_sm = 1;      // CTAs per SM of the persistent grid
-  uint32_t store_lag = 1;          // stores still reading shared memory before a release: 0, 1, 2
-  uint32_t transform_warps = 4;    // fused bulk path only: warps that compute y = a*x + b (1..16)
-  uint32_t prefetch_chunks = 0;    // cp.async.bulk.prefetch.L2 of the CTA's chunk this many ahead (0: none)
+  uint32_t stages = 8;                     // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
+  uint32_t stage_bytes = 24576;            // bytes per stage: multiple of 16 (2-D: of 1024)
+  uint32_t blocks_per_sm = 1;              // CTAs per SM of the persistent grid
+  uint32_t store_lag = 1;                  // stores still reading shared memory before a release: 0, 1, 2
+  uint32_t transform_warps = 4;            // fused bulk path only: warps that compute y = a*x + b (1..16)
+  uint32_t prefetch_chunks = 0;            // cp.async.bulk.prefetch.L2 of the CTA's chunk this many ahead (0: none)
   l2_evict load_policy = l2_evict::none;   // L2 priority of the bulk loads
   l2_evict store_policy = l2_evict::none;  // L2 priority of the bulk stores
   chunk_order order = chunk_order::interleaved;
   store_path path = store_path::bulk;
-  uint32_t store_warps = 8;        // st_global only: warps that read the stages and store (1..16)
-  bool streaming_store = false;    // st_global only: st.global.cs instead of st.global (no store_policy then)
+  uint32_t store_warps = 8;      // st_global only: warps that read the stages and store (1..16)
+  bool streaming_store = false;  // st_global only: st.global.cs instead of st.global (no store_policy then)
   schedule sched = schedule::persistent;
-  uint32_t tile_chunks = 1;        // per_tile only: chunks of stage_bytes per CTA (1..16); the
-                                   // ring holds min(stages, tile_chunks) of them
+  uint32_t tile_chunks = 1;  // per_tile only: chunks of stage_bytes per CTA (1..16); the
+                             // ring holds min(stages, tile_chunks) of them
 };
 
 // What the 1-D copy and the fused kernel use by default: the per-tile schedule, one CTA per 4 KiB
@@ -126,8 +126,8 @@ struct ready_barriers {
 // shows its store no longer reads it (seed §16, §19.4). `r` trails `s` by at most Lag stages.
 HOPPER_EXEC_CHECK_OFF
 template <int Lag, class Tg, class Pipe, class Store>
-HOPPER_HD void store_and_release(Tg& t, Pipe& pipe, typename Pipe::state& s, typename Pipe::state& r,
-                                          uint32_t lane, Store&& store) {
+HOPPER_HD void store_and_release(Tg& t, Pipe& pipe, typename Pipe::state& s, typename Pipe::state& r, uint32_t lane,
+                                 Store&& store) {
   if (lane == 0) {
     store();
     t.cp_async_bulk_commit_group();
@@ -146,8 +146,8 @@ HOPPER_HD void store_and_release(Tg& t, Pipe& pipe, typename Pipe::state& s, typ
 // and their writes complete on their own before the grid does, as plain st.global's do.
 HOPPER_EXEC_CHECK_OFF
 template <class Tg, class Pipe>
-HOPPER_HD void finish_stores(Tg& t, Pipe& pipe, typename Pipe::state& s, typename Pipe::state& r,
-                                      uint32_t lane, bool wait_writes = true) {
+HOPPER_HD void finish_stores(Tg& t, Pipe& pipe, typename Pipe::state& s, typename Pipe::state& r, uint32_t lane,
+                             bool wait_writes = true) {
   if (lane == 0) t.template cp_async_bulk_wait_group_read<0>();
   for (; r.iter() < s.iter(); ++r) pipe.release(r);
   if (wait_writes && lane == 0) t.template cp_async_bulk_wait_group<0>();
@@ -181,9 +181,12 @@ HOPPER_EXEC_CHECK_OFF
 template <class Tg>
 HOPPER_HD uint64_t l2_policy(const Tg& t, l2_evict e) {
   switch (e) {
-    case l2_evict::first: return t.createpolicy_fractional_L2_evict_first();
-    case l2_evict::last: return t.createpolicy_fractional_L2_evict_last();
-    default: return t.createpolicy_fractional_L2_evict_normal();
+    case l2_evict::first:
+      return t.createpolicy_fractional_L2_evict_first();
+    case l2_evict::last:
+      return t.createpolicy_fractional_L2_evict_last();
+    default:
+      return t.createpolicy_fractional_L2_evict_normal();
   }
 }
 
@@ -191,7 +194,7 @@ HOPPER_HD uint64_t l2_policy(const Tg& t, l2_evict e) {
 HOPPER_EXEC_CHECK_OFF
 template <class Tg, class D, class S>
 HOPPER_HD void load_chunk(const Tg& t, D stage, S src, uint32_t n, typename Tg::barrier_type& bar, bool hint,
-                                   uint64_t policy) {
+                          uint64_t policy) {
   if (hint)
     t.cp_async_bulk_shared_cluster_global(stage, src, n, bar, policy);
   else
@@ -225,7 +228,7 @@ HOPPER_HD uint16_t axpb(uint16_t x, float a, float b) {
   uint32_t rb;
   std::memcpy(&rb, &r, 4);
   if ((rb & 0x7fffffffu) > 0x7f800000u) return uint16_t((rb >> 16) | 0x40u);  // NaN stays NaN (quiet)
-  rb += 0x7fffu + ((rb >> 16) & 1u);                                            // round to nearest even
+  rb += 0x7fffu + ((rb >> 16) & 1u);                                          // round to nearest even
   return uint16_t(rb >> 16);
 #endif
 }
@@ -260,8 +263,8 @@ HOPPER_HD V transform16(V v, float a, float b) {
 // one bulk load completing on the stage's full barrier; finally wait for every stage's release.
 HOPPER_EXEC_CHECK_OFF
 template <class Tg, class Pipe, class Stages, class Src>
-HOPPER_HD void produce_bulk(const Tg& t, Pipe& pipe, Stages stage_mem, Src src, uint64_t bulk,
-                                     uint32_t stage_bytes, const chunk_range& cr, const stream_knobs& k) {
+HOPPER_HD void produce_bulk(const Tg& t, Pipe& pipe, Stages stage_mem, Src src, uint64_t bulk, uint32_t stage_bytes,
+                            const chunk_range& cr, const stream_knobs& k) {
   const bool hint = k.load_policy != l2_evict::none;
   const uint64_t policy = hint ? l2_policy(t, k.load_policy) : 0;
   const uint64_t ahead = uint64_t(k.prefetch_chunks) * cr.step;
@@ -304,10 +307,9 @@ using smem_of = typename Tg::template smem_t<E>;
 
 HOPPER_EXEC_CHECK_OFF
 template <int Stages, int Lag, class Tg>
-HOPPER_HD void copy_1d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
-                                     detail::smem_of<Tg, uint8_t> stage_mem, detail::gmem_of<Tg, uint8_t> dst,
-                                     detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes, uint32_t stage_bytes,
-                                     stream_knobs k) {
+HOPPER_HD void copy_1d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, detail::smem_of<Tg, uint8_t> stage_mem,
+                            detail::gmem_of<Tg, uint8_t> dst, detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes,
+                            uint32_t stage_bytes, stream_knobs k) {
   using pipe_t = pipeline<Stages, Tg>;
   pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false}, t);  // one releasing warp: the storer
 
@@ -346,11 +348,10 @@ HOPPER_HD void copy_1d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
 // bytes after them are copied by CTA 0 with ordinary loads and stores.
 HOPPER_EXEC_CHECK_OFF
 template <int Stages, int Lag, class Tg>
-HOPPER_HD void copy_2d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
-                                     detail::smem_of<Tg, uint8_t> stage_mem, const typename Tg::tensor_map_type& dst_map,
-                                     const typename Tg::tensor_map_type& src_map, detail::gmem_of<Tg, uint8_t> dst,
-                                     detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes, uint32_t rows,
-                                     uint32_t box_rows, stream_knobs k) {
+HOPPER_HD void copy_2d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, detail::smem_of<Tg, uint8_t> stage_mem,
+                            const typename Tg::tensor_map_type& dst_map, const typename Tg::tensor_map_type& src_map,
+                            detail::gmem_of<Tg, uint8_t> dst, detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes,
+                            uint32_t rows, uint32_t box_rows, stream_knobs k) {
   using pipe_t = pipeline<Stages, Tg>;
   pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false}, t);
 
@@ -408,10 +409,10 @@ HOPPER_HD void copy_2d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
 
 HOPPER_EXEC_CHECK_OFF
 template <int Stages, int Lag, class Tg>
-HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
-                                  detail::ready_barriers<Stages, Tg>& rb, detail::smem_of<Tg, uint8_t> stage_mem,
-                                  detail::gmem_of<Tg, uint16_t> y, detail::gmem_of<Tg, const uint16_t> x, uint64_t n,
-                                  float a, float b, uint32_t stage_bytes, stream_knobs k) {
+HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, detail::ready_barriers<Stages, Tg>& rb,
+                         detail::smem_of<Tg, uint8_t> stage_mem, detail::gmem_of<Tg, uint16_t> y,
+                         detail::gmem_of<Tg, const uint16_t> x, uint64_t n, float a, float b, uint32_t stage_bytes,
+                         stream_knobs k) {
   using pipe_t = pipeline<Stages, Tg>;
   const uint32_t warp = t.warp(), lane = t.lane();
   const uint32_t transform_warps = t.block_threads() / 32u - 2u;
@@ -481,10 +482,9 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
 // acquire) and only written by the copy engine (after the empty barrier's release/acquire).
 HOPPER_EXEC_CHECK_OFF
 template <int Stages, bool Axpb, detail::st_kind K, class Tg>
-HOPPER_HD void ldst_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
-                                  detail::smem_of<Tg, uint8_t> stage_mem, detail::gmem_of<Tg, uint8_t> dst,
-                                  detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes, uint32_t stage_bytes,
-                                  stream_knobs k, float a, float b) {
+HOPPER_HD void ldst_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, detail::smem_of<Tg, uint8_t> stage_mem,
+                         detail::gmem_of<Tg, uint8_t> dst, detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes,
+                         uint32_t stage_bytes, stream_knobs k, float a, float b) {
   using pipe_t = pipeline<Stages, Tg>;
   const uint32_t warp = t.warp(), lane = t.lane();
   const uint32_t store_warps = t.block_threads() / 32u - 1u;

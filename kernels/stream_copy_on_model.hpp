@@ -26,18 +26,25 @@ using hopper::model::world;
 template <class F>
 inline void with_stages(uint32_t stages, F&& f) {
   switch (stages) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    default: throw std::invalid_argument("stages = " + std::to_string(stages) + " is not instantiated on the model (2, 3, 4)");
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    default:
+      throw std::invalid_argument("stages = " + std::to_string(stages) + " is not instantiated on the model (2, 3, 4)");
   }
 }
 template <class F>
 inline void with_lag(uint32_t lag, F&& f) {
   switch (lag) {
-    case 0: return f(std::integral_constant<int, 0>{});
-    case 1: return f(std::integral_constant<int, 1>{});
-    default: return f(std::integral_constant<int, 2>{});
+    case 0:
+      return f(std::integral_constant<int, 0>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    default:
+      return f(std::integral_constant<int, 2>{});
   }
 }
 
@@ -61,7 +68,8 @@ struct outcome {
 };
 
 // One run of the 1-D copy (either store path) on the model.
-inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const std::vector<uint8_t>& in, uint64_t seed) {
+inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const std::vector<uint8_t>& in,
+                           uint64_t seed) {
   run_options o;
   o.seed = seed;
   o.stack_bytes = 64 * 1024;
@@ -84,11 +92,14 @@ inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const s
         const gmem<uint8_t> d(dst);
         const gmem<const uint8_t> s(src);
         if (c.streaming_store)
-          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::cs>(t, ring, stages, d, s, bytes, c.stage_bytes, k, 0.f, 0.f);
+          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::cs>(t, ring, stages, d, s, bytes,
+                                                                                     c.stage_bytes, k, 0.f, 0.f);
         else if (c.store_policy != hopper::kernels::l2_evict::none)
-          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::hint>(t, ring, stages, d, s, bytes, c.stage_bytes, k, 0.f, 0.f);
+          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::hint>(t, ring, stages, d, s, bytes,
+                                                                                       c.stage_bytes, k, 0.f, 0.f);
         else
-          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::wb>(t, ring, stages, d, s, bytes, c.stage_bytes, k, 0.f, 0.f);
+          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::wb>(t, ring, stages, d, s, bytes,
+                                                                                     c.stage_bytes, k, 0.f, 0.f);
       };
       launch(w, {grid_of(c, chunks), 32u + 32u * c.store_warps, 1}, body);
     } else {
@@ -97,7 +108,8 @@ inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const s
         launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
           auto& ring = t.cta_shared<ring_t>("ring");
           auto stages = t.shared_buffer("stages", held, c.stage_bytes);
-          hopper::kernels::copy_1d_body<S, L>(t, ring, stages, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes, c.stage_bytes, k);
+          hopper::kernels::copy_1d_body<S, L>(t, ring, stages, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes,
+                                              c.stage_bytes, k);
         });
       });
     }

@@ -11,11 +11,15 @@ struct bulk_group {
   __device__ static void commit() { ptx::cp_async_bulk_commit_group(); }
   // cp.async.bulk.wait_group N; (seed §19.3) at most N groups still pending, writes included.
   template <int N = 0>
-  __device__ static void wait() { ptx::cp_async_bulk_wait_group<N>(); }
+  __device__ static void wait() {
+    ptx::cp_async_bulk_wait_group<N>();
+  }
   // cp.async.bulk.wait_group.read N; (seed §19.4) at most N groups still reading their sources:
   // the shared-memory sources of the others may be overwritten.
   template <int N = 0>
-  __device__ static void wait_read() { ptx::cp_async_bulk_wait_group_read<N>(); }
+  __device__ static void wait_read() {
+    ptx::cp_async_bulk_wait_group_read<N>();
+  }
 };
 
 }  // namespace hopper

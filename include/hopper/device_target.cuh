@@ -65,12 +65,15 @@ __host__ __device__ constexpr ptx::sem ptx_sem_of() {
 // follows the HOPPER_TRACE switch.
 template <bool Traced = (HOPPER_TRACE != 0)>
 struct basic_device_target : detail::pipe_trace_state<Traced> {
-  using barrier_type = uint64_t;          // the 8-byte mbarrier object
-  using tensor_map_type = tensor_map;     // a __grid_constant__ kernel parameter
-  using u32x4 = uint4;                    // 16 bytes in four registers
-  template <class E> using gmem_t = gmem<E>;
-  template <class E> using smem_t = smem<E>;
-  template <class E> using dsmem_t = dsmem<E>;
+  using barrier_type = uint64_t;       // the 8-byte mbarrier object
+  using tensor_map_type = tensor_map;  // a __grid_constant__ kernel parameter
+  using u32x4 = uint4;                 // 16 bytes in four registers
+  template <class E>
+  using gmem_t = gmem<E>;
+  template <class E>
+  using smem_t = smem<E>;
+  template <class E>
+  using dsmem_t = dsmem<E>;
   static constexpr bool traced = Traced;
   static constexpr bool on_device = true;
 
@@ -92,19 +95,27 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // ---- memory -------------------------------------------------------------------------------
   // ld.shared.v4.u32: 16 bytes at p (16-byte aligned).
   template <class E>
-  __device__ __forceinline__ uint4 ld_shared_v4_u32(smem<E> p) const { return ptx::ld_shared_v4_u32(p.get()); }
+  __device__ __forceinline__ uint4 ld_shared_v4_u32(smem<E> p) const {
+    return ptx::ld_shared_v4_u32(p.get());
+  }
   // st.global.v4.u32 / st.global.cs.v4.u32 / st.global.L2::cache_hint.v4.u32: 16 bytes at p.
   template <class E>
-  __device__ __forceinline__ void st_global_v4_u32(gmem<E> p, uint4 v) const { ptx::st_global_v4_u32(p.get(), v); }
+  __device__ __forceinline__ void st_global_v4_u32(gmem<E> p, uint4 v) const {
+    ptx::st_global_v4_u32(p.get(), v);
+  }
   template <class E>
-  __device__ __forceinline__ void st_global_cs_v4_u32(gmem<E> p, uint4 v) const { ptx::st_global_cs_v4_u32(p.get(), v); }
+  __device__ __forceinline__ void st_global_cs_v4_u32(gmem<E> p, uint4 v) const {
+    ptx::st_global_cs_v4_u32(p.get(), v);
+  }
   template <class E>
   __device__ __forceinline__ void st_global_L2_cache_hint_v4_u32(gmem<E> p, uint4 v, uint64_t policy) const {
     ptx::st_global_L2_cache_hint_v4_u32(p.get(), v, policy);
   }
   // atomicAdd (atom.global.add / red.global.add): element i of p += v.
   template <class E>
-  __device__ __forceinline__ E atomic_add(gmem<E> p, size_t i, E v) const { return atomicAdd(p.get() + i, v); }
+  __device__ __forceinline__ E atomic_add(gmem<E> p, size_t i, E v) const {
+    return atomicAdd(p.get() + i, v);
+  }
   // mapa.shared::cluster.u32: the variable at p in CTA `rank` of the cluster.
   template <class E>
   __device__ __forceinline__ dsmem<E> mapa(smem<E> p, uint32_t rank) const {
@@ -165,9 +176,13 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
     ptx::fence_mbarrier_init_release_cluster();
   }
   template <ptx::scope SC = ptx::scope::gpu>
-  __device__ __forceinline__ void fence_acq_rel() const { ptx::fence_acq_rel<SC>(); }
+  __device__ __forceinline__ void fence_acq_rel() const {
+    ptx::fence_acq_rel<SC>();
+  }
   template <ptx::scope SC = ptx::scope::gpu>
-  __device__ __forceinline__ void fence_sc() const { ptx::fence_sc<SC>(); }
+  __device__ __forceinline__ void fence_sc() const {
+    ptx::fence_sc<SC>();
+  }
 
   // ---- bulk copies --------------------------------------------------------------------------
   // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar]
@@ -215,9 +230,13 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // cp.async.bulk.commit_group / wait_group N / wait_group.read N
   __device__ __forceinline__ void cp_async_bulk_commit_group() const { ptx::cp_async_bulk_commit_group(); }
   template <int N>
-  __device__ __forceinline__ void cp_async_bulk_wait_group() const { ptx::cp_async_bulk_wait_group<N>(); }
+  __device__ __forceinline__ void cp_async_bulk_wait_group() const {
+    ptx::cp_async_bulk_wait_group<N>();
+  }
   template <int N>
-  __device__ __forceinline__ void cp_async_bulk_wait_group_read() const { ptx::cp_async_bulk_wait_group_read<N>(); }
+  __device__ __forceinline__ void cp_async_bulk_wait_group_read() const {
+    ptx::cp_async_bulk_wait_group_read<N>();
+  }
 
   // ---- tensor copies ------------------------------------------------------------------------
   // cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dst], [map, {c...}], [bar]
@@ -235,10 +254,8 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   }
   // ... .multicast::cluster [dst], [map, {c...}], [bar], ctaMask
   template <class D, class... C>
-  __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multicast(smem<D> dst,
-                                                                                       const tensor_map& map,
-                                                                                       barrier_type& bar,
-                                                                                       uint16_t cta_mask, C... c) const {
+  __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multicast(
+      smem<D> dst, const tensor_map& map, barrier_type& bar, uint16_t cta_mask, C... c) const {
     ptx::cp_async_bulk_tensor_shared_cluster_global_multicast(dst.get(), map, &bar, cta_mask, c...);
   }
   // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [map, {c...}], [src]
@@ -291,16 +308,19 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // elect.sync _|p, 0xffffffff: true in one lane of the (converged) warp.
   __device__ __forceinline__ bool elect_one() const {
     uint32_t pred = 0;
-    asm volatile(
-        "{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(pred));
+    asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(pred));
     return pred != 0;
   }
 
   // ---- other --------------------------------------------------------------------------------
   template <uint32_t N>
-  __device__ __forceinline__ void setmaxnreg_inc() const { ptx::setmaxnreg_inc<N>(); }
+  __device__ __forceinline__ void setmaxnreg_inc() const {
+    ptx::setmaxnreg_inc<N>();
+  }
   template <uint32_t N>
-  __device__ __forceinline__ void setmaxnreg_dec() const { ptx::setmaxnreg_dec<N>(); }
+  __device__ __forceinline__ void setmaxnreg_dec() const {
+    ptx::setmaxnreg_dec<N>();
+  }
   __device__ __forceinline__ void griddepcontrol_wait() const { ptx::griddepcontrol_wait(); }
   __device__ __forceinline__ void griddepcontrol_launch_dependents() const { ptx::griddepcontrol_launch_dependents(); }
   // clock64 (mov.u64 %clock64): SM cycles, for spins that model work.
@@ -309,7 +329,9 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // ---- shared-window addresses and tensor cores --------------------------------------------
   // cvta.to.shared: the 32-bit shared::cta address of v (what wgmma descriptors are built from).
   template <class E>
-  __device__ __forceinline__ uint32_t smem_addr(smem<E> v) const { return v.addr(); }
+  __device__ __forceinline__ uint32_t smem_addr(smem<E> v) const {
+    return v.addr();
+  }
   // wgmma.fence.sync.aligned
   __device__ __forceinline__ void wgmma_fence() const { ptx::wgmma_fence(); }
   // wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
@@ -322,10 +344,14 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // wgmma.commit_group.sync.aligned / wgmma.wait_group.sync.aligned N
   __device__ __forceinline__ void wgmma_commit_group() const { ptx::wgmma_commit_group(); }
   template <int N>
-  __device__ __forceinline__ void wgmma_wait_group() const { ptx::wgmma_wait_group<N>(); }
+  __device__ __forceinline__ void wgmma_wait_group() const {
+    ptx::wgmma_wait_group<N>();
+  }
   // Keeps ordinary uses of the accumulators from moving across fence / wait_group (no instruction).
   template <int R>
-  __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) const { ptx::wgmma_fence_operand(d); }
+  __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) const {
+    ptx::wgmma_fence_operand(d);
+  }
 
   // ---- as the pipeline's backend (hopper/pipeline.cuh) -------------------------------------
   __device__ __forceinline__ bool init_thread() const {

@@ -20,10 +20,10 @@ namespace hopper::limits {
 
 // ---- mbarrier (PTX ISA: mbarrier object contents; seed §11, §12) ---------------------------
 inline constexpr uint32_t min_arrival_count = 1;
-inline constexpr uint32_t max_arrival_count = (1u << 20) - 1;   // expected/pending arrivals
+inline constexpr uint32_t max_arrival_count = (1u << 20) - 1;    // expected/pending arrivals
 inline constexpr int64_t max_tx_count = (int64_t{1} << 20) - 1;  // tx-count range is +-(2^20-1)
 inline constexpr int64_t min_tx_count = -max_tx_count;
-inline constexpr size_t mbarrier_bytes = 8;                      // a .b64 object
+inline constexpr size_t mbarrier_bytes = 8;  // a .b64 object
 inline constexpr size_t mbarrier_alignment = 8;
 
 // ---- cp.async.bulk (seed §10, §19) ----------------------------------------------------------
@@ -37,16 +37,18 @@ inline constexpr unsigned max_multicast_ctas = 16;            // ctaMask is 16 b
 
 // ---- shared memory, threads, registers (H100/H200, sm_90) ------------------------------------
 inline constexpr size_t smem_per_sm = 228 * 1024;
-inline constexpr size_t max_smem_per_block = 227 * 1024;      // with the opt-in attribute
+inline constexpr size_t max_smem_per_block = 227 * 1024;  // with the opt-in attribute
 inline constexpr size_t max_static_smem_per_block = 48 * 1024;
 inline constexpr unsigned warp_size = 32;
 inline constexpr unsigned max_threads_per_block = 1024;
-inline constexpr unsigned named_barrier_count = 16;           // ids 0..15; 0 is __syncthreads'
+inline constexpr unsigned named_barrier_count = 16;  // ids 0..15; 0 is __syncthreads'
 inline constexpr unsigned min_setmaxnreg = 24;
 inline constexpr unsigned max_setmaxnreg = 256;
 
 // ---- compile-time predicates (usable in static_assert) ---------------------------------------
-HOPPER_LIMITS_HD constexpr bool valid_arrival_count(uint64_t n) { return n >= min_arrival_count && n <= max_arrival_count; }
+HOPPER_LIMITS_HD constexpr bool valid_arrival_count(uint64_t n) {
+  return n >= min_arrival_count && n <= max_arrival_count;
+}
 HOPPER_LIMITS_HD constexpr bool valid_tx_count(int64_t tx) { return tx >= min_tx_count && tx <= max_tx_count; }
 HOPPER_LIMITS_HD constexpr bool valid_tx_bytes(uint64_t b) { return b <= uint64_t(max_tx_count); }
 HOPPER_LIMITS_HD constexpr bool valid_cluster_size(uint64_t n, bool non_portable = false) {
@@ -56,8 +58,12 @@ HOPPER_LIMITS_HD constexpr bool valid_named_barrier_id(uint64_t id) { return id 
 HOPPER_LIMITS_HD constexpr bool valid_named_barrier_threads(uint64_t t) {
   return t >= warp_size && t <= max_threads_per_block && t % warp_size == 0;
 }
-HOPPER_LIMITS_HD constexpr bool valid_setmaxnreg(uint64_t n) { return n >= min_setmaxnreg && n <= max_setmaxnreg && n % 8 == 0; }
-HOPPER_LIMITS_HD constexpr bool valid_bulk_copy_bytes(uint64_t b) { return b > 0 && b % bulk_copy_granule == 0 && b <= 0xffffffffull; }
+HOPPER_LIMITS_HD constexpr bool valid_setmaxnreg(uint64_t n) {
+  return n >= min_setmaxnreg && n <= max_setmaxnreg && n % 8 == 0;
+}
+HOPPER_LIMITS_HD constexpr bool valid_bulk_copy_bytes(uint64_t b) {
+  return b > 0 && b % bulk_copy_granule == 0 && b <= 0xffffffffull;
+}
 
 // ---- host validators: throw std::invalid_argument naming the bad value -------------------------
 namespace detail {
@@ -104,11 +110,13 @@ inline void check_multicast_mask(uint32_t mask, unsigned cluster_size) {
   check_cluster_size(cluster_size, true);
   if (mask == 0) detail::reject("multicast cta mask 0x0 selects no CTA");
   if (cluster_size < 32 && (mask >> cluster_size) != 0)
-    detail::reject("multicast cta mask 0x" + [&] {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "%x", mask);
-      return std::string(buf);
-    }() + " names a rank >= cluster size " + std::to_string(cluster_size));
+    detail::reject("multicast cta mask 0x" +
+                   [&] {
+                     char buf[16];
+                     std::snprintf(buf, sizeof buf, "%x", mask);
+                     return std::string(buf);
+                   }() +
+                   " names a rank >= cluster size " + std::to_string(cluster_size));
 }
 
 // Shared memory a kernel asks for against a budget (default: the opt-in maximum per block).
@@ -117,8 +125,8 @@ inline void check_smem_budget(uint64_t bytes, uint64_t budget = max_smem_per_blo
     detail::reject("shared-memory budget " + std::to_string(budget) + " exceeds the per-block maximum " +
                    std::to_string(max_smem_per_block));
   if (bytes > budget)
-    detail::reject("shared memory " + std::to_string(bytes) + " bytes exceeds the budget of " +
-                   std::to_string(budget) + " bytes");
+    detail::reject("shared memory " + std::to_string(bytes) + " bytes exceeds the budget of " + std::to_string(budget) +
+                   " bytes");
 }
 
 // One cp.async.bulk: size a non-zero multiple of 16 that fits the u32 operand; both addresses
@@ -142,8 +150,7 @@ inline void check_named_barrier(uint64_t id, uint64_t threads) {
     detail::reject("named barrier id " + std::to_string(id) + " is outside 0.." +
                    std::to_string(named_barrier_count - 1));
   if (!valid_named_barrier_threads(threads))
-    detail::reject("named barrier thread count " + std::to_string(threads) +
-                   " is not a multiple of 32 in 32..1024");
+    detail::reject("named barrier thread count " + std::to_string(threads) + " is not a multiple of 32 in 32..1024");
 }
 
 // A setmaxnreg register count: 24..256, a multiple of 8.

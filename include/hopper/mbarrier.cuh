@@ -8,9 +8,9 @@
 
 #include "counts.cuh"
 #include "phase.cuh"
+#include "ptx/cluster.cuh"
 #include "ptx/fence.cuh"
 #include "ptx/mbarrier.cuh"
-#include "ptx/cluster.cuh"
 #include "wait_debug.cuh"
 
 namespace hopper {
@@ -98,10 +98,14 @@ class mbarrier {
   }
   // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx; (seed §11)
   template <ptx::scope SC = ptx::scope::cta>
-  __device__ void expect_tx(tx_bytes b) const { ptx::mbarrier_expect_tx<SC>(bar_, b.value()); }
+  __device__ void expect_tx(tx_bytes b) const {
+    ptx::mbarrier_expect_tx<SC>(bar_, b.value());
+  }
   // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], tx; (seed §11)
   template <ptx::scope SC = ptx::scope::cta>
-  __device__ void complete_tx(tx_bytes b) const { ptx::mbarrier_complete_tx<SC>(bar_, b.value()); }
+  __device__ void complete_tx(tx_bytes b) const {
+    ptx::mbarrier_complete_tx<SC>(bar_, b.value());
+  }
   // mbarrier.arrive.noComplete.release.cta.shared::cta.b64 state, [addr], count; (seed §17.4)
   __device__ mbarrier_nocomplete_token arrive_noComplete(arrival_count n) const {
     return mbarrier_nocomplete_token(ptx::mbarrier_arrive_noComplete(bar_, n.value()));
@@ -130,13 +134,19 @@ class mbarrier {
   // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64; (seed §13.2) non-blocking: has the
   // phase with parity `p` completed?
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  __device__ bool test_wait(parity p) const { return ptx::mbarrier_test_wait_parity<S, SC>(bar_, p.value()); }
+  __device__ bool test_wait(parity p) const {
+    return ptx::mbarrier_test_wait_parity<S, SC>(bar_, p.value());
+  }
   // mbarrier.test_wait.acquire.cta.shared::cta.b64 by token; (seed §13.2)
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  __device__ bool test_wait(mbarrier_token t) const { return ptx::mbarrier_test_wait<S, SC>(bar_, t.state()); }
+  __device__ bool test_wait(mbarrier_token t) const {
+    return ptx::mbarrier_test_wait<S, SC>(bar_, t.state());
+  }
   // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64; (seed §13.1) may suspend a while.
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  __device__ bool try_wait(parity p) const { return ptx::mbarrier_try_wait_parity<S, SC>(bar_, p.value()); }
+  __device__ bool try_wait(parity p) const {
+    return ptx::mbarrier_try_wait_parity<S, SC>(bar_, p.value());
+  }
   // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 with a suspend-time hint (ns); (seed §13.1)
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ bool try_wait(parity p, uint32_t suspend_ns) const {
@@ -144,7 +154,9 @@ class mbarrier {
   }
   // mbarrier.try_wait.acquire.cta.shared::cta.b64 by token; (seed §13.1)
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  __device__ bool try_wait(mbarrier_token t) const { return ptx::mbarrier_try_wait<S, SC>(bar_, t.state()); }
+  __device__ bool try_wait(mbarrier_token t) const {
+    return ptx::mbarrier_try_wait<S, SC>(bar_, t.state());
+  }
 
   // Loop on mbarrier.try_wait.parity.acquire until the phase with parity `p` completes (seed
   // §13.3); bounded and reported under HOPPER_DEBUG_WAITS. Use scope::cluster when the phase is
@@ -157,7 +169,9 @@ class mbarrier {
   }
   // Wait for the phase a stage/phase tracker names.
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  __device__ void wait(const phase& ph) const { wait<S, SC>(ph.parity()); }
+  __device__ void wait(const phase& ph) const {
+    wait<S, SC>(ph.parity());
+  }
   // Loop on mbarrier.try_wait.acquire by token (seed §13.1).
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ void wait(mbarrier_token t) const {

@@ -44,8 +44,8 @@ struct pipeline_params {
   // consumer warp (4 per warpgroup); a consumer warpgroup whose reads are retired together (wgmma)
   // may release from one of its warps, and then counts 1. It sets empty[s]'s expected arrivals.
   uint32_t consumer_warps = 1;
-  uint32_t cluster_size = 1;    // CTAs in the cluster (1: no cluster)
-  bool multicast = false;       // every CTA's stage is filled by every CTA's producer (multicast)
+  uint32_t cluster_size = 1;  // CTAs in the cluster (1: no cluster)
+  bool multicast = false;     // every CTA's stage is filled by every CTA's producer (multicast)
 };
 
 // Releases counted on one stage's empty barrier: one per releasing warp of every CTA that receives
@@ -130,8 +130,7 @@ class pipeline {
   template <class... Tiles>
   HOPPER_HD void acquire(const state& s) {
     static_assert(sizeof...(Tiles) > 0, "name the tile types the stage carries");
-    static_assert(stage_bytes_of<Tiles...> % 16 == 0,
-                  "a stage's bytes must be a multiple of 16 (cp.async.bulk size)");
+    static_assert(stage_bytes_of<Tiles...> % 16 == 0, "a stage's bytes must be a multiple of 16 (cp.async.bulk size)");
     acquire(s, stage_bytes_of<Tiles...>);
   }
 
@@ -174,8 +173,7 @@ class pipeline {
   }
 
  private:
-  HOPPER_HD_TEMPLATE pipeline(storage& st, const pipeline_params& p, Backend be)
-      : st_(&st), p_(p), be_(be) {}
+  HOPPER_HD_TEMPLATE pipeline(storage& st, const pipeline_params& p, Backend be) : st_(&st), p_(p), be_(be) {}
 
   // With tracing off this is empty after `if constexpr`; HOPPER_PIPELINE_NO_TRACE_HOOKS removes
   // even the call, which is the reference tests/host/pipeline_trace_sass.cpp compares against.
@@ -211,7 +209,7 @@ struct pipeline_config {
   uint32_t block_warps = 5;     // warps in the block (producer warp + consumers + others)
   uint32_t cluster_size = 1;
   bool multicast = false;
-  size_t extra_smem = 0;        // other shared memory the kernel uses
+  size_t extra_smem = 0;  // other shared memory the kernel uses
 
   // Shared memory the pipeline needs: the stages plus two 8-byte barriers per stage.
   size_t smem_bytes() const { return size_t(stages) * stage_bytes + size_t(stages) * 16 + extra_smem; }
@@ -228,29 +226,26 @@ inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipe
   if (c.stage_bytes > (1u << 20) - 1)
     fail("stage_bytes = " + B + " exceeds the mbarrier tx-count limit 2^20-1 = 1048575");
   if (c.smem_bytes() > lim.smem_per_block)
-    fail("stages x stage_bytes = " + S + " x " + B + " (+ " + std::to_string(c.stages * 16) +
-         " barrier + " + std::to_string(c.extra_smem) + " other bytes) = " +
-         std::to_string(c.smem_bytes()) + " bytes exceeds the shared-memory limit of " +
-         std::to_string(lim.smem_per_block) + " bytes per block");
+    fail("stages x stage_bytes = " + S + " x " + B + " (+ " + std::to_string(c.stages * 16) + " barrier + " +
+         std::to_string(c.extra_smem) + " other bytes) = " + std::to_string(c.smem_bytes()) +
+         " bytes exceeds the shared-memory limit of " + std::to_string(lim.smem_per_block) + " bytes per block");
   if (c.block_warps * 32 > lim.max_threads_per_block)
     fail("block_warps = " + std::to_string(c.block_warps) + " exceeds the limit of " +
-         std::to_string(lim.max_threads_per_block / 32) + " warps (" +
-         std::to_string(lim.max_threads_per_block) + " threads) per block");
-  if (c.consumer_warps < 1)
-    fail("consumer_warps = 0, a pipeline needs at least one consumer warp");
+         std::to_string(lim.max_threads_per_block / 32) + " warps (" + std::to_string(lim.max_threads_per_block) +
+         " threads) per block");
+  if (c.consumer_warps < 1) fail("consumer_warps = 0, a pipeline needs at least one consumer warp");
   if (c.consumer_warps + 1 > c.block_warps)
-    fail("consumer_warps = " + std::to_string(c.consumer_warps) + " plus the producer warp exceeds" +
-         " the block's " + std::to_string(c.block_warps) + " warps");
+    fail("consumer_warps = " + std::to_string(c.consumer_warps) + " plus the producer warp exceeds" + " the block's " +
+         std::to_string(c.block_warps) + " warps");
   if (c.cluster_size < 1 || c.cluster_size > lim.max_cluster_size)
-    fail("cluster_size = " + std::to_string(c.cluster_size) +
-         ", the device can launch clusters of 1 to " + std::to_string(lim.max_cluster_size) + " CTAs");
+    fail("cluster_size = " + std::to_string(c.cluster_size) + ", the device can launch clusters of 1 to " +
+         std::to_string(lim.max_cluster_size) + " CTAs");
   if (c.multicast && c.stage_bytes % (16u * c.cluster_size) != 0)
     fail("stage_bytes = " + B + " cannot be split into " + std::to_string(c.cluster_size) +
          " multicast slices of a multiple of 16 bytes");
   const uint64_t arrivals = uint64_t(c.consumer_warps) * (c.multicast ? c.cluster_size : 1u);
   if (arrivals > (1u << 20) - 1)
-    fail("empty-barrier arrivals = " + std::to_string(arrivals) +
-         " exceed the mbarrier limit 2^20-1 = 1048575");
+    fail("empty-barrier arrivals = " + std::to_string(arrivals) + " exceed the mbarrier limit 2^20-1 = 1048575");
 }
 
 }  // namespace hopper

@@ -29,8 +29,7 @@ inline pipeline_limits query_limits(int device = 0) {
   int smem = 0, threads = 0, cluster = 0;
   check(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
         "cudaDevAttrMaxSharedMemoryPerBlockOptin");
-  check(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerBlock, device),
-        "cudaDevAttrMaxThreadsPerBlock");
+  check(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerBlock, device), "cudaDevAttrMaxThreadsPerBlock");
   check(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, device), "cudaDevAttrClusterLaunch");
   pipeline_limits lim;
   lim.smem_per_block = size_t(smem);

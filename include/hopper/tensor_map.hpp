@@ -9,8 +9,8 @@
 // Dimensions are listed innermost first (dims[0] is contiguous), as the driver and PTX do.
 #pragma once
 
-#include <cuda.h>               // CUtensorMap and its enums: types only, no libcuda needed
-#include <cuda_runtime_api.h>   // cudaGetDriverEntryPointByVersion
+#include <cuda.h>              // CUtensorMap and its enums: types only, no libcuda needed
+#include <cuda_runtime_api.h>  // cudaGetDriverEntryPointByVersion
 
 #include <cstddef>
 #include <cstdint>
@@ -45,22 +45,35 @@ enum class oob_fill : std::uint8_t { zeros, nan_request_zero_fma };
 
 inline constexpr std::uint32_t element_bytes(element e) {
   switch (e) {
-    case element::f16: case element::bf16: return 2;
-    case element::f32: case element::s32: return 4;
-    default: return 1;
+    case element::f16:
+    case element::bf16:
+      return 2;
+    case element::f32:
+    case element::s32:
+      return 4;
+    default:
+      return 1;
   }
 }
 
 inline const char* element_name(element e) {
   switch (e) {
-    case element::u8: return "u8";
-    case element::s8: return "s8";
-    case element::e4m3: return "e4m3";
-    case element::e5m2: return "e5m2";
-    case element::f16: return "f16";
-    case element::bf16: return "bf16";
-    case element::f32: return "f32";
-    case element::s32: return "s32";
+    case element::u8:
+      return "u8";
+    case element::s8:
+      return "s8";
+    case element::e4m3:
+      return "e4m3";
+    case element::e5m2:
+      return "e5m2";
+    case element::f16:
+      return "f16";
+    case element::bf16:
+      return "bf16";
+    case element::f32:
+      return "f32";
+    case element::s32:
+      return "s32";
   }
   return "?";
 }
@@ -72,11 +85,16 @@ inline constexpr bool element_is_float(element e) {
 
 inline CUtensorMapDataType to_cu(element e) {
   switch (e) {
-    case element::f16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    case element::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    case element::f32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    case element::s32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
-    default: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case element::f16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case element::bf16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case element::f32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case element::s32:
+      return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    default:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   }
 }
 
@@ -87,7 +105,7 @@ class tensor_map_builder;
 // `const __grid_constant__ hopper::tensor_map` so the map stays in parameter space, where
 // cp.async.bulk.tensor may read it by generic address.
 struct alignas(128) tensor_map {
-  CUtensorMap raw;        // first member: &map == &map.raw, which is what PTX takes
+  CUtensorMap raw;  // first member: &map == &map.raw, which is what PTX takes
   std::uint32_t box_bytes_;
   std::uint32_t rank_;
 
@@ -101,18 +119,16 @@ struct alignas(128) tensor_map {
 };
 
 // The signature of cuTensorMapEncodeTiled as of CUDA 12.0 (cudaTypedefs.h's _v12000 form).
-using encode_tiled_fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                     const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                     const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+using encode_tiled_fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                     const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
 // cuTensorMapEncodeTiled from the driver the runtime loaded; throws std::runtime_error if absent.
 inline encode_tiled_fn driver_encode_tiled() {
   static const encode_tiled_fn fn = [] {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    const cudaError_t e =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
     if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || p == nullptr) {
       (void)cudaGetLastError();
       return encode_tiled_fn{nullptr};
@@ -133,20 +149,47 @@ class tensor_map_builder {
 
   // Global extent in elements, innermost first; its length is the rank (1..5).
   tensor_map_builder& dims(std::initializer_list<std::uint64_t> d) { return dims(std::vector<std::uint64_t>(d)); }
-  tensor_map_builder& dims(std::vector<std::uint64_t> d) { dims_ = std::move(d); return *this; }
+  tensor_map_builder& dims(std::vector<std::uint64_t> d) {
+    dims_ = std::move(d);
+    return *this;
+  }
   // Byte strides of dims 1..rank-1 (rank-1 values). Unset: densely packed from dims.
   tensor_map_builder& strides(std::initializer_list<std::uint64_t> s) { return strides(std::vector<std::uint64_t>(s)); }
-  tensor_map_builder& strides(std::vector<std::uint64_t> s) { strides_ = std::move(s); strides_set_ = true; return *this; }
+  tensor_map_builder& strides(std::vector<std::uint64_t> s) {
+    strides_ = std::move(s);
+    strides_set_ = true;
+    return *this;
+  }
   // Box (tile) extent in elements, one per dimension, each 1..256.
   tensor_map_builder& box(std::initializer_list<std::uint32_t> b) { return box(std::vector<std::uint32_t>(b)); }
-  tensor_map_builder& box(std::vector<std::uint32_t> b) { box_ = std::move(b); return *this; }
+  tensor_map_builder& box(std::vector<std::uint32_t> b) {
+    box_ = std::move(b);
+    return *this;
+  }
   // Traversal step per dimension, each 1..8. Unset: all 1.
-  tensor_map_builder& element_strides(std::initializer_list<std::uint32_t> e) { return element_strides(std::vector<std::uint32_t>(e)); }
-  tensor_map_builder& element_strides(std::vector<std::uint32_t> e) { estrides_ = std::move(e); return *this; }
-  tensor_map_builder& swizzle(hopper::swizzle s) { swizzle_ = s; return *this; }
-  tensor_map_builder& interleave(hopper::interleave i) { interleave_ = i; return *this; }
-  tensor_map_builder& l2_promotion(hopper::l2_promotion p) { l2_ = p; return *this; }
-  tensor_map_builder& oob_fill(hopper::oob_fill f) { oob_ = f; return *this; }
+  tensor_map_builder& element_strides(std::initializer_list<std::uint32_t> e) {
+    return element_strides(std::vector<std::uint32_t>(e));
+  }
+  tensor_map_builder& element_strides(std::vector<std::uint32_t> e) {
+    estrides_ = std::move(e);
+    return *this;
+  }
+  tensor_map_builder& swizzle(hopper::swizzle s) {
+    swizzle_ = s;
+    return *this;
+  }
+  tensor_map_builder& interleave(hopper::interleave i) {
+    interleave_ = i;
+    return *this;
+  }
+  tensor_map_builder& l2_promotion(hopper::l2_promotion p) {
+    l2_ = p;
+    return *this;
+  }
+  tensor_map_builder& oob_fill(hopper::oob_fill f) {
+    oob_ = f;
+    return *this;
+  }
 
   std::uint32_t rank() const { return static_cast<std::uint32_t>(dims_.size()); }
 
@@ -155,7 +198,10 @@ class tensor_map_builder {
     if (strides_set_) return strides_;
     std::vector<std::uint64_t> s;
     std::uint64_t run = element_bytes(type_);
-    for (std::size_t i = 0; i + 1 < dims_.size(); ++i) { run *= dims_[i]; s.push_back(run); }
+    for (std::size_t i = 0; i + 1 < dims_.size(); ++i) {
+      run *= dims_[i];
+      s.push_back(run);
+    }
     return s;
   }
 
@@ -164,8 +210,8 @@ class tensor_map_builder {
   std::uint64_t box_bytes() const {
     std::uint64_t n = element_bytes(type_);
     for (std::size_t i = 0; i < box_.size(); ++i) {
-      const std::uint32_t es = (i < estrides_.size() && !(i == 0 && interleave_ == hopper::interleave::none))
-                                   ? estrides_[i] : 1u;
+      const std::uint32_t es =
+          (i < estrides_.size() && !(i == 0 && interleave_ == hopper::interleave::none)) ? estrides_[i] : 1u;
       n *= (box_[i] + es - 1) / es;
     }
     return n;
@@ -188,7 +234,8 @@ class tensor_map_builder {
       fail("l2_promotion value " + std::to_string(unsigned(l2_)) + " is not a hopper::l2_promotion");
     if (static_cast<unsigned>(oob_) > 1u)
       fail("oob_fill value " + std::to_string(unsigned(oob_)) + " is not a hopper::oob_fill");
-    if (r < 1 || r > 5) fail("rank = " + std::to_string(r) + " (dims has " + std::to_string(r) + " entries) is out of range 1..5");
+    if (r < 1 || r > 5)
+      fail("rank = " + std::to_string(r) + " (dims has " + std::to_string(r) + " entries) is out of range 1..5");
     if (il && r < 3) fail("rank = " + std::to_string(r) + " with interleave " + il_name() + " must be >= 3");
     if (base_ == nullptr) fail("global address is null");
     const std::uint32_t align = interleave_ == hopper::interleave::b32 ? 32u : 16u;
@@ -200,13 +247,13 @@ class tensor_map_builder {
         fail("dims[" + std::to_string(i) + "] = " + std::to_string(dims_[i]) + " is out of range 1..2^32");
     const std::vector<std::uint64_t> gs = global_strides();
     if (gs.size() != r - 1)
-      fail("strides has " + std::to_string(gs.size()) + " entries; rank " + std::to_string(r) +
-           " needs " + std::to_string(r - 1) + " (byte strides of dims 1..rank-1)");
+      fail("strides has " + std::to_string(gs.size()) + " entries; rank " + std::to_string(r) + " needs " +
+           std::to_string(r - 1) + " (byte strides of dims 1..rank-1)");
     const std::uint32_t smul = interleave_ == hopper::interleave::b32 ? 32u : 16u;
     for (std::uint32_t i = 0; i + 1 < r; ++i) {
       if (gs[i] == 0 || gs[i] % smul != 0)
-        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes (dim " +
-             std::to_string(i + 1) + ") is not a non-zero multiple of " + std::to_string(smul));
+        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes (dim " + std::to_string(i + 1) +
+             ") is not a non-zero multiple of " + std::to_string(smul));
       if (gs[i] >= (std::uint64_t(1) << 40))
         fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is not below 2^40");
       // The driver's layout rule: each dimension's stride spans the whole dimension below it.
@@ -214,11 +261,11 @@ class tensor_map_builder {
       if (gs[i] < below)
         fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is smaller than the " +
              std::to_string(below) + " bytes of " +
-             (i == 0 ? "dims[0] x element size" : "strides[" + std::to_string(i - 1) + "] x dims[" + std::to_string(i) + "]") +
+             (i == 0 ? "dims[0] x element size"
+                     : "strides[" + std::to_string(i - 1) + "] x dims[" + std::to_string(i) + "]") +
              " (dimensions may not overlap)");
     }
-    if (box_.size() != r)
-      fail("box has " + std::to_string(box_.size()) + " entries; rank is " + std::to_string(r));
+    if (box_.size() != r) fail("box has " + std::to_string(box_.size()) + " entries; rank is " + std::to_string(r));
     for (std::uint32_t i = 0; i < r; ++i)
       if (box_[i] < 1 || box_[i] > 256)
         fail("box[" + std::to_string(i) + "] = " + std::to_string(box_[i]) + " is out of range 1..256");
@@ -261,10 +308,9 @@ class tensor_map_builder {
     for (std::size_t i = 0; i < estrides_.size(); ++i) es[i] = estrides_[i];
     tensor_map m{};
     const CUresult res = driver_encode_tiled()(
-        &m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.data(),
-        bd.data(), es.data(), static_cast<CUtensorMapInterleave>(interleave_),
-        static_cast<CUtensorMapSwizzle>(swizzle_), static_cast<CUtensorMapL2promotion>(l2_),
-        static_cast<CUtensorMapFloatOOBfill>(oob_));
+        &m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.data(), bd.data(), es.data(),
+        static_cast<CUtensorMapInterleave>(interleave_), static_cast<CUtensorMapSwizzle>(swizzle_),
+        static_cast<CUtensorMapL2promotion>(l2_), static_cast<CUtensorMapFloatOOBfill>(oob_));
     if (res != CUDA_SUCCESS)
       throw std::runtime_error("hopper::tensor_map: cuTensorMapEncodeTiled returned CUresult " +
                                std::to_string(int(res)) + " (" + result_name(res) +
@@ -275,23 +321,30 @@ class tensor_map_builder {
   }
 
  private:
-  [[noreturn]] static void fail(const std::string& what) {
-    throw std::invalid_argument("hopper::tensor_map: " + what);
-  }
+  [[noreturn]] static void fail(const std::string& what) { throw std::invalid_argument("hopper::tensor_map: " + what); }
   static std::string hex(std::uintptr_t v) {
     static const char* d = "0123456789abcdef";
     std::string s;
-    do { s.insert(s.begin(), d[v & 15]); v >>= 4; } while (v);
+    do {
+      s.insert(s.begin(), d[v & 15]);
+      v >>= 4;
+    } while (v);
     return "0x" + s;
   }
   static std::string result_name(CUresult r) {
     switch (r) {
-      case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
-      case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
-      case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
-      case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
-      case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
-      default: return "CUresult " + std::to_string(int(r));
+      case CUDA_ERROR_INVALID_VALUE:
+        return "CUDA_ERROR_INVALID_VALUE";
+      case CUDA_ERROR_NOT_INITIALIZED:
+        return "CUDA_ERROR_NOT_INITIALIZED";
+      case CUDA_ERROR_DEINITIALIZED:
+        return "CUDA_ERROR_DEINITIALIZED";
+      case CUDA_ERROR_INVALID_CONTEXT:
+        return "CUDA_ERROR_INVALID_CONTEXT";
+      case CUDA_ERROR_NOT_SUPPORTED:
+        return "CUDA_ERROR_NOT_SUPPORTED";
+      default:
+        return "CUresult " + std::to_string(int(r));
     }
   }
   template <class T>
@@ -310,9 +363,9 @@ class tensor_map_builder {
   std::string describe(const std::vector<cuuint64_t>& gs, const std::vector<cuuint32_t>& es) const {
     return std::string("type ") + element_name(type_) + ", rank " + std::to_string(rank()) + ", base " +
            hex(reinterpret_cast<std::uintptr_t>(base_)) + ", dims " + list(dims_) + ", strides " +
-           list(std::vector<std::uint64_t>(gs.begin(), gs.end())) + ", box " + list(box_) +
-           ", element strides " + list(std::vector<std::uint32_t>(es.begin(), es.end())) + ", swizzle " +
-           sw_name() + ", interleave " + il_name() + ", l2 promotion " + l2_name(l2_) + ", oob fill " +
+           list(std::vector<std::uint64_t>(gs.begin(), gs.end())) + ", box " + list(box_) + ", element strides " +
+           list(std::vector<std::uint32_t>(es.begin(), es.end())) + ", swizzle " + sw_name() + ", interleave " +
+           il_name() + ", l2 promotion " + l2_name(l2_) + ", oob fill " +
            (oob_ == hopper::oob_fill::zeros ? "zeros" : "nan_request_zero_fma");
   }
 
@@ -339,9 +392,7 @@ class tensor_map_builder {
   hopper::oob_fill oob_ = hopper::oob_fill::zeros;
 };
 
-inline tensor_map_builder tensor_map::tiled(element type, const void* base) {
-  return tensor_map_builder(type, base);
-}
+inline tensor_map_builder tensor_map::tiled(element type, const void* base) { return tensor_map_builder(type, base); }
 
 }  // namespace hopper
 

@@ -46,14 +46,22 @@ enum class event : uint8_t {
 // Short names used in the JSON and by tools/trace_png.py.
 inline const char* name(event e) {
   switch (e) {
-    case event::acquire_begin: return "acquire_begin";
-    case event::acquire_end: return "acquire_end";
-    case event::commit: return "commit";
-    case event::wait_begin: return "wait_begin";
-    case event::wait_end: return "wait_end";
-    case event::release: return "release";
-    case event::drain_begin: return "drain_begin";
-    case event::drain_end: return "drain_end";
+    case event::acquire_begin:
+      return "acquire_begin";
+    case event::acquire_end:
+      return "acquire_end";
+    case event::commit:
+      return "commit";
+    case event::wait_begin:
+      return "wait_begin";
+    case event::wait_end:
+      return "wait_end";
+    case event::release:
+      return "release";
+    case event::drain_begin:
+      return "drain_begin";
+    case event::drain_end:
+      return "drain_end";
   }
   return "unknown";
 }
@@ -81,8 +89,8 @@ struct sink {
 
 #if defined(__CUDACC__)
 // Append one record to warp slot `slot` (called by one lane of the warp).
-__device__ __forceinline__ void put(const sink& s, uint32_t slot, event e, uint32_t stage,
-                                    uint32_t iter, uint32_t role, uint32_t cta, uint32_t warp) {
+__device__ __forceinline__ void put(const sink& s, uint32_t slot, event e, uint32_t stage, uint32_t iter, uint32_t role,
+                                    uint32_t cta, uint32_t warp) {
   if (s.records == nullptr || slot >= s.warps) return;
   const uint32_t n = s.counts[slot]++;  // one writer per slot: no atomic needed
   if (n >= s.per_warp) return;
@@ -103,8 +111,7 @@ __device__ __forceinline__ void put(const sink& s, uint32_t slot, event e, uint3
 // Chrome trace JSON (chrome://tracing, ui.perfetto.dev): one process per CTA, one thread (track)
 // per warp; spans for acquire, wait, compute and drain, instants for commit and release.
 // `title` goes into the metadata; times are shown relative to the earliest record.
-inline std::string chrome_json(const std::vector<record>& recs, const std::string& title,
-                               const std::string& clock) {
+inline std::string chrome_json(const std::vector<record>& recs, const std::string& title, const std::string& clock) {
   uint64_t t0 = UINT64_MAX;
   for (const record& r : recs) t0 = r.time_ns < t0 ? r.time_ns : t0;
   std::string out;
@@ -132,11 +139,9 @@ inline std::string chrome_json(const std::vector<record>& recs, const std::strin
     std::snprintf(buf, sizeof buf,
                   "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
                   "\"args\":{\"name\":\"warp %u (%s)\"}}",
-                  unsigned(r.cta), unsigned(r.warp), unsigned(r.warp),
-                  r.role == 0 ? "producer" : "consumer");
+                  unsigned(r.cta), unsigned(r.warp), unsigned(r.warp), r.role == 0 ? "producer" : "consumer");
     emit(buf);
-    std::snprintf(buf, sizeof buf,
-                  "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"CTA %u\"}}",
+    std::snprintf(buf, sizeof buf, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"CTA %u\"}}",
                   unsigned(r.cta), unsigned(r.cta));
     emit(buf);
   }
@@ -147,20 +152,38 @@ inline std::string chrome_json(const std::vector<record>& recs, const std::strin
     const char* ph = "i";
     const char* span = name(e);
     switch (e) {
-      case event::acquire_begin: ph = "B"; span = "acquire"; break;
-      case event::acquire_end: ph = "E"; span = "acquire"; break;
-      case event::wait_begin: ph = "B"; span = "wait"; break;
-      case event::wait_end: ph = "E"; span = "wait"; break;
-      case event::drain_begin: ph = "B"; span = "drain"; break;
-      case event::drain_end: ph = "E"; span = "drain"; break;
-      default: break;
+      case event::acquire_begin:
+        ph = "B";
+        span = "acquire";
+        break;
+      case event::acquire_end:
+        ph = "E";
+        span = "acquire";
+        break;
+      case event::wait_begin:
+        ph = "B";
+        span = "wait";
+        break;
+      case event::wait_end:
+        ph = "E";
+        span = "wait";
+        break;
+      case event::drain_begin:
+        ph = "B";
+        span = "drain";
+        break;
+      case event::drain_end:
+        ph = "E";
+        span = "drain";
+        break;
+      default:
+        break;
     }
     std::snprintf(buf, sizeof buf,
                   "{\"ph\":\"%s\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,%s"
                   "\"args\":{\"stage\":%u,\"iter\":%u,\"event\":\"%s\"}}",
-                  ph, span, unsigned(r.cta), unsigned(r.warp), us,
-                  ph[0] == 'i' ? "\"s\":\"t\"," : "", unsigned(r.stage), unsigned(r.iter),
-                  name(e));
+                  ph, span, unsigned(r.cta), unsigned(r.warp), us, ph[0] == 'i' ? "\"s\":\"t\"," : "",
+                  unsigned(r.stage), unsigned(r.iter), name(e));
     emit(buf);
   }
   // Compute spans: from a consumer's wait_end to its next release on the same warp.
@@ -175,8 +198,7 @@ inline std::string chrome_json(const std::vector<record>& recs, const std::strin
                       "{\"ph\":\"X\",\"name\":\"compute\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
                       "\"dur\":%.3f,\"args\":{\"stage\":%u,\"iter\":%u}}",
                       unsigned(a.cta), unsigned(a.warp), double(a.time_ns - t0) / 1000.0,
-                      double(b.time_ns - a.time_ns) / 1000.0, unsigned(a.stage),
-                      unsigned(a.iter));
+                      double(b.time_ns - a.time_ns) / 1000.0, unsigned(a.stage), unsigned(a.iter));
         emit(buf);
         break;
       }
@@ -189,12 +211,11 @@ inline std::string chrome_json(const std::vector<record>& recs, const std::strin
 
 // Gather the records of a sink copied to the host (records: warps * per_warp, counts: warps),
 // in per-warp order. Returns how many records were dropped because a slot overflowed.
-inline size_t gather(const std::vector<record>& slots, const std::vector<uint32_t>& counts,
-                     uint32_t per_warp, std::vector<record>& out) {
+inline size_t gather(const std::vector<record>& slots, const std::vector<uint32_t>& counts, uint32_t per_warp,
+                     std::vector<record>& out) {
   if (slots.size() < counts.size() * size_t(per_warp))
-    throw std::invalid_argument("trace::gather: " + std::to_string(slots.size()) +
-                                " records for " + std::to_string(counts.size()) + " warps x " +
-                                std::to_string(per_warp));
+    throw std::invalid_argument("trace::gather: " + std::to_string(slots.size()) + " records for " +
+                                std::to_string(counts.size()) + " warps x " + std::to_string(per_warp));
   size_t dropped = 0;
   for (size_t w = 0; w < counts.size(); ++w) {
     const uint32_t n = counts[w] < per_warp ? counts[w] : per_warp;

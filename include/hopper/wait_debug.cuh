@@ -26,10 +26,11 @@ inline constexpr bool bounded_waits = false;
 
 // Prints the timeout report and traps. Not inlined: the cold path stays out of the wait loop.
 __device__ __noinline__ inline void wait_timeout(uint32_t smem_offset, uint32_t parity) {
-  printf("hopper: mbarrier wait timed out: barrier at shared offset 0x%x, parity %d, "
-         "block (%u,%u,%u), thread (%u,%u,%u)\n",
-         smem_offset, parity == token_wait ? -1 : int(parity), blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-         threadIdx.y, threadIdx.z);
+  printf(
+      "hopper: mbarrier wait timed out: barrier at shared offset 0x%x, parity %d, "
+      "block (%u,%u,%u), thread (%u,%u,%u)\n",
+      smem_offset, parity == token_wait ? -1 : int(parity), blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+      threadIdx.y, threadIdx.z);
   __trap();
 }
 

@@ -24,12 +24,10 @@ enum class wgmma_swizzle : uint64_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };
 //   bits 62-63  swizzle mode
 // The three address fields keep only bits 4..17 of their byte values (shared memory is < 256 KiB),
 // which is why every operand must be 16-byte aligned.
-HOPPER_WGMMA_DESC_HD constexpr uint64_t make_wgmma_desc(uint32_t smem_byte_addr, uint32_t lbo_bytes,
-                                                        uint32_t sbo_bytes, wgmma_swizzle swizzle,
-                                                        uint32_t base_offset = 0) {
+HOPPER_WGMMA_DESC_HD constexpr uint64_t make_wgmma_desc(uint32_t smem_byte_addr, uint32_t lbo_bytes, uint32_t sbo_bytes,
+                                                        wgmma_swizzle swizzle, uint32_t base_offset = 0) {
   return (uint64_t((smem_byte_addr & 0x3FFFF) >> 4)) | (uint64_t((lbo_bytes & 0x3FFFF) >> 4) << 16) |
-         (uint64_t((sbo_bytes & 0x3FFFF) >> 4) << 32) | (uint64_t(base_offset & 0x7) << 49) |
-         (uint64_t(swizzle) << 62);
+         (uint64_t((sbo_bytes & 0x3FFFF) >> 4) << 32) | (uint64_t(base_offset & 0x7) << 49) | (uint64_t(swizzle) << 62);
 }
 
 // Descriptor of a K-major bf16 operand tile stored as TMA writes it with CU_TENSOR_MAP_SWIZZLE_128B
@@ -47,8 +45,7 @@ HOPPER_WGMMA_DESC_HD constexpr uint64_t make_wgmma_desc_kmajor_sw128(uint32_t sm
 // MN-elements (128 B) x 64 K-rows: within one box K-row k sits at byte k*128. The stride byte
 // offset steps 8 K-rows (1024 B); the leading byte offset steps from one 64-wide MN box to the
 // next (box_bytes). A k-step of 16 moves the start address by 16 rows = 2048 B.
-HOPPER_WGMMA_DESC_HD constexpr uint64_t make_wgmma_desc_mnmajor_sw128(uint32_t smem_byte_addr,
-                                                                      uint32_t box_bytes) {
+HOPPER_WGMMA_DESC_HD constexpr uint64_t make_wgmma_desc_mnmajor_sw128(uint32_t smem_byte_addr, uint32_t box_bytes) {
   return make_wgmma_desc(smem_byte_addr, box_bytes, 1024, wgmma_swizzle::b128);
 }
 

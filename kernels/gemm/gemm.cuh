@@ -25,8 +25,7 @@ namespace hopper::gemm {
 namespace detail {
 
 inline void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("hopper::gemm: ") + what + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess) throw std::runtime_error(std::string("hopper::gemm: ") + what + ": " + cudaGetErrorString(e));
 }
 
 // How a plan launches, beyond the kernel's parameters.
@@ -120,8 +119,7 @@ class plan {
  public:
   // Validates (std::invalid_argument naming the bad value), chooses the configuration for this
   // device (or takes `forced`, checked by validate(config, problem)) and encodes the tensor maps.
-  plan(const problem& p, const void* A, const void* B, void* C, const config* forced = nullptr)
-      : p_(p) {
+  plan(const problem& p, const void* A, const void* B, void* C, const config* forced = nullptr) : p_(p) {
     validate(p, A, B, C);
     int dev = 0;
     detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
@@ -135,25 +133,48 @@ class plan {
     // A: K-major boxes are 64 (K) x 128 / cluster_n (M): each CTA of a cluster row loads its
     // share; MN-major boxes are 64 (M) x 64 (K), two per tile.
     if (p.a_major == major::k)
-      a_ = tensor_map::tiled(element::bf16, A).dims({u(p.K), u(p.M)}).strides({u(lda * 2)})
-               .box({64, uint32_t(cfg_.bm / cfg_.cluster_n)}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+      a_ = tensor_map::tiled(element::bf16, A)
+               .dims({u(p.K), u(p.M)})
+               .strides({u(lda * 2)})
+               .box({64, uint32_t(cfg_.bm / cfg_.cluster_n)})
+               .swizzle(swizzle::b128)
+               .l2_promotion(l2_promotion::b256)
+               .build();
     else
-      a_ = tensor_map::tiled(element::bf16, A).dims({u(p.M), u(p.K)}).strides({u(lda * 2)})
-               .box({64, 64}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+      a_ = tensor_map::tiled(element::bf16, A)
+               .dims({u(p.M), u(p.K)})
+               .strides({u(lda * 2)})
+               .box({64, 64})
+               .swizzle(swizzle::b128)
+               .l2_promotion(l2_promotion::b256)
+               .build();
     // B: K-major boxes are 64 (K) x bn / cluster_m (N): each CTA of a cluster column loads its
     // share; MN-major boxes are 64 (N) x 64 (K).
     if (p.b_major == major::k)
-      b_ = tensor_map::tiled(element::bf16, B).dims({u(p.K), u(p.N)}).strides({u(ldb * 2)})
-               .box({64, uint32_t(cfg_.bn / cfg_.cluster_m)}).swizzle(swizzle::b128)
-               .l2_promotion(l2_promotion::b256).build();
+      b_ = tensor_map::tiled(element::bf16, B)
+               .dims({u(p.K), u(p.N)})
+               .strides({u(ldb * 2)})
+               .box({64, uint32_t(cfg_.bn / cfg_.cluster_m)})
+               .swizzle(swizzle::b128)
+               .l2_promotion(l2_promotion::b256)
+               .build();
     else
-      b_ = tensor_map::tiled(element::bf16, B).dims({u(p.N), u(p.K)}).strides({u(ldb * 2)})
-               .box({64, 64}).swizzle(swizzle::b128).l2_promotion(l2_promotion::b256).build();
+      b_ = tensor_map::tiled(element::bf16, B)
+               .dims({u(p.N), u(p.K)})
+               .strides({u(ldb * 2)})
+               .box({64, 64})
+               .swizzle(swizzle::b128)
+               .l2_promotion(l2_promotion::b256)
+               .build();
     // C: boxes of 16 rows (one warp's share of a wgmma's 64) x 128 bytes, written from
     // 128B-swizzled shared memory.
     const element ce = p.out == out_type::bf16 ? element::bf16 : element::f32;
-    c_ = tensor_map::tiled(ce, C).dims({u(p.N), u(p.M)}).strides({u(ldc * out_bytes(p.out))})
-             .box({uint32_t(128 / out_bytes(p.out)), 16}).swizzle(swizzle::b128).build();
+    c_ = tensor_map::tiled(ce, C)
+             .dims({u(p.N), u(p.M)})
+             .strides({u(ldc * out_bytes(p.out))})
+             .box({uint32_t(128 / out_bytes(p.out)), 16})
+             .swizzle(swizzle::b128)
+             .build();
     const int tiles_m = int(detail::ceil_div(p.M, cfg_.bm));
     kp_.M = int(p.M);
     kp_.N = int(p.N);
@@ -165,9 +186,8 @@ class plan {
     w.k_blocks = int(k_blocks);
     w.splits = cfg_.splits;
     const int total = w.order.total();
-    const int resident = detail::visit_instance(cfg_, p, [&](auto tag) {
-      return detail::resident_clusters<typename decltype(tag)::type>(sms_);
-    });
+    const int resident = detail::visit_instance(
+        cfg_, p, [&](auto tag) { return detail::resident_clusters<typename decltype(tag)::type>(sms_); });
     // Stream-K tail (config::stream_k): after the full rounds, the remaining tiles' k-blocks are
     // shared by all resident clusters (stream_k_region says how many tiles; every share is at
     // least one k-block). Otherwise every tile is whole (or split), and the grid is no larger
@@ -191,8 +211,8 @@ class plan {
     } else if (w.dp_tiles < total) {
       fixup_tiles = total - w.dp_tiles;
       for (int t = 0; t < fixup_tiles; ++t)
-        kp_.slot_stride = std::max(kp_.slot_stride, w.sk_owner(int64_t(t + 1) * k_blocks - 1) -
-                                                        w.sk_owner(int64_t(t) * k_blocks) + 1);
+        kp_.slot_stride = std::max(kp_.slot_stride,
+                                   w.sk_owner(int64_t(t + 1) * k_blocks - 1) - w.sk_owner(int64_t(t) * k_blocks) + 1);
     }
     kp_.partial = nullptr;
     kp_.counters = nullptr;
@@ -215,9 +235,8 @@ class plan {
   // With split-K or stream-K the plan's workspace is reused: one run of a plan at a time.
   cudaError_t run(cudaStream_t stream = 0) const {
     const detail::launch_options o{stream, programmatic_};
-    return detail::visit_instance(cfg_, p_, [&](auto tag) {
-      return detail::launch<typename decltype(tag)::type>(a_, b_, c_, kp_, o);
-    });
+    return detail::visit_instance(
+        cfg_, p_, [&](auto tag) { return detail::launch<typename decltype(tag)::type>(a_, b_, c_, kp_, o); });
   }
 
   // Programmatic dependent launch (on by default): the kernel may be scheduled while the previous
@@ -233,7 +252,9 @@ class plan {
   const config& cfg() const { return cfg_; }
   const problem& prob() const { return p_; }
   int grid() const { return grid_; }  // CTAs of every launch
-  int stream_k_tiles() const { return kp_.work.order.total() - kp_.work.dp_tiles; }  // cluster tiles in the stream-K region
+  int stream_k_tiles() const {
+    return kp_.work.order.total() - kp_.work.dp_tiles;
+  }  // cluster tiles in the stream-K region
 
  private:
   problem p_;

@@ -38,14 +38,14 @@ struct problem {
 
 // The kernel's compile-time shape, chosen per problem by choose_config().
 struct config {
-  int bm = 128;      // 128: two consumer warpgroups of 64 rows each; 64: of BN / 2 columns each
-  int bn = 256;      // 256, 128 or 64: the n of wgmma.m64nNk16
-  int bk = 64;       // one 128-byte swizzle row of bf16
-  int stages = 4;    // ring depth
-  int cluster_m = 2;  // CTAs along M sharing (multicasting) the B tile
-  int cluster_n = 1;  // CTAs along N sharing (multicasting) the A tile
-  int group_m = 8;   // cluster-rows per group of the grouped tile order
-  int splits = 1;    // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
+  int bm = 128;           // 128: two consumer warpgroups of 64 rows each; 64: of BN / 2 columns each
+  int bn = 256;           // 256, 128 or 64: the n of wgmma.m64nNk16
+  int bk = 64;            // one 128-byte swizzle row of bf16
+  int stages = 4;         // ring depth
+  int cluster_m = 2;      // CTAs along M sharing (multicasting) the B tile
+  int cluster_n = 1;      // CTAs along N sharing (multicasting) the A tile
+  int group_m = 8;        // cluster-rows per group of the grouped tile order
+  int splits = 1;         // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
   bool pingpong = false;  // each consumer warpgroup owns whole 128 x 128 tiles (bn 128, 6 stages, splits 1)
   bool stream_k = false;  // share the k-blocks of the last, partial round of tiles among all clusters
 
@@ -65,10 +65,10 @@ struct instance {
 // (tests/host/gemm_cluster_model.cpp), and releasing only to the row and column would need
 // per-CTA release masks in hopper::pipeline. 2 x 2 was also slower (run 12: 30 clusters of 4 fit).
 inline constexpr instance instances[] = {
-    {128, 256, 4, 1, 1, false}, {128, 256, 4, 2, 1, false}, {128, 256, 4, 1, 2, false},
-    {128, 128, 6, 1, 1, false}, {128, 128, 6, 2, 1, false}, {128, 128, 6, 1, 2, false},
-    {128, 128, 6, 1, 1, true},  {128, 128, 6, 2, 1, true},  {128, 128, 6, 1, 2, true},
-    {128, 64, 8, 1, 1, false},  {128, 64, 8, 1, 2, false},  {64, 128, 8, 1, 1, false},  {64, 128, 8, 2, 1, false},
+    {128, 256, 4, 1, 1, false}, {128, 256, 4, 2, 1, false}, {128, 256, 4, 1, 2, false}, {128, 128, 6, 1, 1, false},
+    {128, 128, 6, 2, 1, false}, {128, 128, 6, 1, 2, false}, {128, 128, 6, 1, 1, true},  {128, 128, 6, 2, 1, true},
+    {128, 128, 6, 1, 2, true},  {128, 64, 8, 1, 1, false},  {128, 64, 8, 1, 2, false},  {64, 128, 8, 1, 1, false},
+    {64, 128, 8, 2, 1, false},
 };
 inline bool matches(const config& c, const instance& i) {
   return c.bm == i.bm && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
@@ -81,9 +81,7 @@ inline bool instantiated(const config& c) {
 }
 
 namespace detail {
-[[noreturn]] inline void fail(const std::string& what) {
-  throw std::invalid_argument("hopper::gemm: " + what);
-}
+[[noreturn]] inline void fail(const std::string& what) { throw std::invalid_argument("hopper::gemm: " + what); }
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace detail
 
@@ -117,15 +115,19 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
   const int64_t b_row = p.b_major == major::k ? p.K : p.N;
   const char* a_what = p.a_major == major::k ? "K" : "M";
   const char* b_what = p.b_major == major::k ? "K" : "N";
-  if (lda < a_row) fail("lda = " + s(lda) + " is smaller than the contiguous extent " + a_what + " = " + s(a_row) + " of A (" + name(p.a_major) + ")");
-  if (ldb < b_row) fail("ldb = " + s(ldb) + " is smaller than the contiguous extent " + b_what + " = " + s(b_row) + " of B (" + name(p.b_major) + ")");
+  if (lda < a_row)
+    fail("lda = " + s(lda) + " is smaller than the contiguous extent " + a_what + " = " + s(a_row) + " of A (" +
+         name(p.a_major) + ")");
+  if (ldb < b_row)
+    fail("ldb = " + s(ldb) + " is smaller than the contiguous extent " + b_what + " = " + s(b_row) + " of B (" +
+         name(p.b_major) + ")");
   if (ldc < p.N) fail("ldc = " + s(ldc) + " is smaller than N = " + s(p.N));
   if ((lda * 2) % 16 != 0)
-    fail("lda = " + s(lda) + (p.lda ? "" : std::string(" (packed: ") + a_what + ")") +
-         " gives a row pitch of " + s(lda * 2) + " bytes; TMA needs a multiple of 16 (lda % 8 == 0)");
+    fail("lda = " + s(lda) + (p.lda ? "" : std::string(" (packed: ") + a_what + ")") + " gives a row pitch of " +
+         s(lda * 2) + " bytes; TMA needs a multiple of 16 (lda % 8 == 0)");
   if ((ldb * 2) % 16 != 0)
-    fail("ldb = " + s(ldb) + (p.ldb ? "" : std::string(" (packed: ") + b_what + ")") +
-         " gives a row pitch of " + s(ldb * 2) + " bytes; TMA needs a multiple of 16 (ldb % 8 == 0)");
+    fail("ldb = " + s(ldb) + (p.ldb ? "" : std::string(" (packed: ") + b_what + ")") + " gives a row pitch of " +
+         s(ldb * 2) + " bytes; TMA needs a multiple of 16 (ldb % 8 == 0)");
   if ((ldc * out_bytes(p.out)) % 16 != 0)
     fail("ldc = " + s(ldc) + (p.ldc ? "" : " (packed: N)") + " gives a " + name(p.out) + " row pitch of " +
          s(ldc * out_bytes(p.out)) + " bytes; TMA needs a multiple of 16");
@@ -159,8 +161,8 @@ inline void validate(const config& c, const problem& p) {
          " is not instantiated (ping-pong runs whole 128 x 128 tiles: no split-K, no stream-K)");
   const int64_t k_blocks = detail::ceil_div(p.K, c.bk);
   if (c.splits < 1 || c.splits > 4 || c.splits > k_blocks)
-    fail("config splits = " + s(c.splits) + " must be 1..4 and at most the " + s(k_blocks) + " k-blocks of K = " +
-         s(p.K));
+    fail("config splits = " + s(c.splits) + " must be 1..4 and at most the " + s(k_blocks) +
+         " k-blocks of K = " + s(p.K));
   if (c.stream_k && c.splits != 1)
     fail("config stream_k with splits = " + s(c.splits) +
          ": the stream-K tail and split-K each cut the k-blocks their own way; choose one");

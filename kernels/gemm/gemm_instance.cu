@@ -24,10 +24,10 @@
 #define HOPPER_GEMM_INSTANCE_OUT __nv_bfloat16
 #endif
 
-using instance_traits = hopper::gemm::kernel_traits<HOPPER_GEMM_INSTANCE_BM, HOPPER_GEMM_INSTANCE_BN, HOPPER_GEMM_INSTANCE_STAGES,
-                                                    HOPPER_GEMM_INSTANCE_CLUSTER_M, HOPPER_GEMM_INSTANCE_CLUSTER_N,
-                                                    HOPPER_GEMM_INSTANCE_OUT, false, false,
-                                                    HOPPER_GEMM_INSTANCE_PINGPONG>;
+using instance_traits =
+    hopper::gemm::kernel_traits<HOPPER_GEMM_INSTANCE_BM, HOPPER_GEMM_INSTANCE_BN, HOPPER_GEMM_INSTANCE_STAGES,
+                                HOPPER_GEMM_INSTANCE_CLUSTER_M, HOPPER_GEMM_INSTANCE_CLUSTER_N,
+                                HOPPER_GEMM_INSTANCE_OUT, false, false, HOPPER_GEMM_INSTANCE_PINGPONG>;
 
 // Taking the address instantiates the kernel template.
 void* hopper_gemm_instance() { return reinterpret_cast<void*>(&hopper::gemm::gemm_kernel<instance_traits>); }

@@ -53,9 +53,9 @@ namespace hopper::gemm {
 struct kernel_params {
   int M, N, K;
   work_schedule work;
-  int slot_stride;    // partial slots per fixup tile (>= the slots of any item)
-  float4* partial;    // [fixup cta tile][warpgroup][slot][ACC / 4][128 threads] float4
-  int* counters;      // [fixup cta tile][warpgroup], zero between launches
+  int slot_stride;  // partial slots per fixup tile (>= the slots of any item)
+  float4* partial;  // [fixup cta tile][warpgroup][slot][ACC / 4][128 threads] float4
+  int* counters;    // [fixup cta tile][warpgroup], zero between launches
 };
 
 // PINGPONG = false, "cooperative": both consumer warpgroups work on one BM x BN tile and read
@@ -71,12 +71,12 @@ struct kernel_traits {
   static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
   using OutT = OutT_;
   static constexpr int THREADS = 384;
-  static constexpr int CONSUMERS = 2;         // consumer warpgroups
+  static constexpr int CONSUMERS = 2;                       // consumer warpgroups
   static constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups reading a stage
-  static constexpr int WG_M = 64;             // rows of one wgmma.m64
-  static constexpr bool SPLIT_N = BM == 64;   // the consumer warpgroups split the columns, not the rows
-  static constexpr int WG_N = SPLIT_N ? BN / 2 : BN;  // the n of a consumer warpgroup's wgmma
-  static constexpr int ACC = WG_N / 2;        // fp32 accumulators per thread per m64nWG_N
+  static constexpr int WG_M = 64;                           // rows of one wgmma.m64
+  static constexpr bool SPLIT_N = BM == 64;                 // the consumer warpgroups split the columns, not the rows
+  static constexpr int WG_N = SPLIT_N ? BN / 2 : BN;        // the n of a consumer warpgroup's wgmma
+  static constexpr int ACC = WG_N / 2;                      // fp32 accumulators per thread per m64nWG_N
   static constexpr uint32_t A_BYTES = BM * BK * 2;
   static constexpr uint32_t B_BYTES = BN * BK * 2;
   static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
@@ -137,8 +137,8 @@ __device__ __forceinline__ void store_pair(uint8_t* dst, float lo, float hi) {
 // K-major: rows [piece, piece + 1) x ROWS / PEERS as one box (128 bytes per row). MN-major: its
 // share of the tile's 64 (MN) x 64 (K) boxes of 8 KiB.
 template <bool MN, int ROWS, int PEERS>
-__device__ __forceinline__ void load_share(uint8_t* dst, const hopper::tensor_map& map, uint64_t* bar,
-                                           uint16_t peers, int piece, int k0, int mn0) {
+__device__ __forceinline__ void load_share(uint8_t* dst, const hopper::tensor_map& map, uint64_t* bar, uint16_t peers,
+                                           int piece, int k0, int mn0) {
   using namespace hopper::ptx;
   constexpr uint32_t BOX_MN_BYTES = 64 * 64 * 2;
   if constexpr (!MN) {
@@ -165,9 +165,8 @@ __device__ __forceinline__ void load_share(uint8_t* dst, const hopper::tensor_ma
 // them: no warpgroup barrier in the epilogue. Swizzled, so the fragment stores are bank-conflict
 // free; before refilling a buffer, lane 0 waits until its store issued two boxes ago has read it.
 template <class T>
-__device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hopper::tensor_map& tma_c,
-                                           uint8_t* epi, uint32_t& epi_count, int wg_thread, int row0, int n0,
-                                           int M, int N) {
+__device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hopper::tensor_map& tma_c, uint8_t* epi,
+                                           uint32_t& epi_count, int wg_thread, int row0, int n0, int M, int N) {
   using namespace hopper::ptx;
   const int warp = wg_thread / 32, lane = wg_thread % 32;
   const int warp_row0 = row0 + warp * T::EPI_ROWS;
@@ -212,8 +211,8 @@ __device__ __forceinline__ void store_rows(const float (&acc)[T::ACC], const hop
 // atom.add.acq_rel.gpu releases them (cumulatively) and, in the last arriver, acquires the other
 // pieces' partials; the second barrier passes that on to the warpgroup's loads (ld.global.cg, L2).
 template <int ACC>
-__device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_params& p, int tile, int w,
-                                              int slot, int S, int wg_thread, int* flag) {
+__device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_params& p, int tile, int w, int slot,
+                                              int S, int wg_thread, int* flag) {
   constexpr int Q = ACC / 4;  // float4 per thread
   float4* slots = p.partial + size_t(tile * 2 + w) * p.slot_stride * Q * 128 + wg_thread;
   float4* mine = slots + size_t(slot) * Q * 128;
@@ -228,8 +227,8 @@ __device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_pa
   // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
   if (!last) return false;
   if (wg_thread == 0) *counter = 0;  // every split of this tile has arrived: ready for next launch
-  // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers
-  // (unrolling the split loop too hoists more loads than the 232 registers hold: spills).
+    // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers
+    // (unrolling the split loop too hoists more loads than the 232 registers hold: spills).
 #pragma unroll
   for (int q0 = 0; q0 < Q; q0 += 8) {
     for (int s = 0; s < S; ++s) {
@@ -252,15 +251,13 @@ __device__ __forceinline__ bool split_k_fixup(float (&acc)[ACC], const kernel_pa
 
 template <class T>
 __global__ void __launch_bounds__(384, 1)
-    gemm_kernel(const __grid_constant__ hopper::tensor_map tma_a,
-                const __grid_constant__ hopper::tensor_map tma_b,
+    gemm_kernel(const __grid_constant__ hopper::tensor_map tma_a, const __grid_constant__ hopper::tensor_map tma_b,
                 const __grid_constant__ hopper::tensor_map tma_c, const kernel_params p) {
   using namespace hopper::ptx;
   constexpr int STAGES = T::STAGES, CLUSTER = T::CLUSTER, BN = T::BN, BM = T::BM, BK = T::BK;
 
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>(
-      (reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint8_t* sA = smem + T::OFF_A;
   uint8_t* sB = smem + T::OFF_B;
 
@@ -320,10 +317,8 @@ __global__ void __launch_bounds__(384, 1)
           // The CTAs sharing our A tile (our cluster row) and our B tile (our cluster column).
           const uint16_t a_peers = cs.a_peers(int(rank)), b_peers = cs.b_peers(int(rank));
           const int k0 = kb * BK;
-          detail::load_share<T::A_MN, BM, T::CLUSTER_N>(sA + s.index() * T::A_BYTES, tma_a, bar, a_peers, rn,
-                                                        k0, m0);
-          detail::load_share<T::B_MN, BN, T::CLUSTER_M>(sB + s.index() * T::B_BYTES, tma_b, bar, b_peers, rm,
-                                                        k0, n0);
+          detail::load_share<T::A_MN, BM, T::CLUSTER_N>(sA + s.index() * T::A_BYTES, tma_a, bar, a_peers, rn, k0, m0);
+          detail::load_share<T::B_MN, BN, T::CLUSTER_M>(sB + s.index() * T::B_BYTES, tma_b, bar, b_peers, rm, k0, n0);
           pipe.commit(s);
         }
       }
@@ -343,8 +338,8 @@ __global__ void __launch_bounds__(384, 1)
     constexpr uint32_t ORDER = 3;
     float acc[2][T::ACC];  // rows [0, 64) and [64, 128) of the tile
     auto s = pipe.consumer_start();
-    s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
-    int j = w;                    // local index of the unit among the CTA's units
+    s += uint32_t(w * k_blocks);             // warpgroup 1 starts after warpgroup 0's first unit
+    int j = w;                               // local index of the unit among the CTA's units
     const int units = p.work.order.total();  // whole tiles: no split, no stream-K (checked by the plan)
     for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
       int crow, ccol;
@@ -367,8 +362,7 @@ __global__ void __launch_bounds__(384, 1)
             const uint64_t da =
                 T::A_MN ? make_wgmma_desc_mnmajor_sw128(a_base + h * T::BOX_MN_BYTES + kk * 2048, T::BOX_MN_BYTES)
                         : make_wgmma_desc_kmajor_sw128(a_base + h * T::WG_M * 128 + kk * 32);
-            wgmma_m64nNk16_f32_bf16_bf16<BN, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc[h], da, db,
-                                                                                   kb > 0 || kk > 0);
+            wgmma_m64nNk16_f32_bf16_bf16<BN, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc[h], da, db, kb > 0 || kk > 0);
           }
         }
         wgmma_commit_group();
@@ -417,10 +411,13 @@ __global__ void __launch_bounds__(384, 1)
       for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
         pipe.wait(s);  // RAW guard: the stage's bytes landed
         // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in the stage.
-        const uint32_t a_base = smem_addr(sA + s.index() * T::A_BYTES) +
-                                (T::SPLIT_N ? 0 : T::A_MN ? w * T::BOX_MN_BYTES : w * T::WG_M * 128);
-        const uint32_t b_base = smem_addr(sB + s.index() * T::B_BYTES) +
-                                (!T::SPLIT_N ? 0 : T::B_MN ? w * (T::WG_N / 64) * T::BOX_MN_BYTES : w * T::WG_N * 128);
+        const uint32_t a_base = smem_addr(sA + s.index() * T::A_BYTES) + (T::SPLIT_N ? 0
+                                                                          : T::A_MN  ? w * T::BOX_MN_BYTES
+                                                                                     : w * T::WG_M * 128);
+        const uint32_t b_base =
+            smem_addr(sB + s.index() * T::B_BYTES) + (!T::SPLIT_N ? 0
+                                                      : T::B_MN   ? w * (T::WG_N / 64) * T::BOX_MN_BYTES
+                                                                  : w * T::WG_N * 128);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
@@ -429,8 +426,8 @@ __global__ void __launch_bounds__(384, 1)
                                       : make_wgmma_desc_kmajor_sw128(a_base + kk * 32);
           const uint64_t db = T::B_MN ? make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
                                       : make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
-          wgmma_m64nNk16_f32_bf16_bf16<T::WG_N, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(
-              acc, da, db, kb > kr.begin || kk > 0);
+          wgmma_m64nNk16_f32_bf16_bf16<T::WG_N, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc, da, db,
+                                                                                        kb > kr.begin || kk > 0);
         }
         wgmma_commit_group();
         // One group stays in flight; the one before it has finished reading its stage.
@@ -449,8 +446,8 @@ __global__ void __launch_bounds__(384, 1)
       const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
       // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
       if (row0 < p.M && item.slots > 1 &&
-          !detail::split_k_fixup<T::ACC>(acc, p, item.fixup * CLUSTER + int(rank), w, item.slot, item.slots,
-                                         wg_thread, last_flag + w))
+          !detail::split_k_fixup<T::ACC>(acc, p, item.fixup * CLUSTER + int(rank), w, item.slot, item.slots, wg_thread,
+                                         last_flag + w))
         continue;
       if (row0 < p.M) detail::store_rows<T>(acc, tma_c, epi, epi_count, wg_thread, row0, col0, p.M, p.N);
     }

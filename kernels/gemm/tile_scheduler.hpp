@@ -87,8 +87,8 @@ HOPPER_GEMM_HD int stream_k_region(int total, int clusters) {
 // clusters (or, with splits > 1, as `splits` equal k-ranges each: classic split-K for problems with
 // few tiles). The remaining tiles (stream_k_region above: a last round that would leave clusters
 // idle, perhaps with the round before it) have their k-blocks, tile after tile, cut into
-// `clusters` equal shares ("stream-K"), so every cluster ends at about the same time. A share may cover the end of one tile and the start
-// of the next; the pieces of a tile are its slots.
+// `clusters` equal shares ("stream-K"), so every cluster ends at about the same time. A share may cover the end of one
+// tile and the start of the next; the pieces of a tile are its slots.
 struct work_schedule {
   tile_scheduler order;
   int k_blocks;

@@ -4,8 +4,8 @@
 // named barriers, bar.arrive producers with bar.sync consumers (§20).
 #include <vector>
 
-#include "gpu_test.hpp"
 #include <hopper/async.cuh>
+#include "gpu_test.hpp"
 
 namespace {
 
@@ -49,14 +49,14 @@ __global__ void cluster_kernel(uint32_t seed, uint32_t* out, uint32_t* remote_se
   // Remote arrive: tell every peer, through its barrier, that my note to it is written.
   if (threadIdx.x < size && threadIdx.x != rank) {
     const uint32_t peer = threadIdx.x;
-    hopper::ptx::st_shared_cluster_u32(cluster::map_shared_cluster(&note[rank], peer), mix(seed, 999, rank * 64 + peer));
+    hopper::ptx::st_shared_cluster_u32(cluster::map_shared_cluster(&note[rank], peer),
+                                       mix(seed, 999, rank * 64 + peer));
     bar.remote(peer).arrive();  // mbarrier.arrive.release.cluster.shared::cluster
   }
   if (threadIdx.x == 0) {
     bar.wait<hopper::ptx::sem::acquire, hopper::ptx::scope::cluster>(parity(0));
     for (uint32_t p = 0; p < size; ++p)
-      remote_seen[size_t(cl) * kMaxCluster * kMaxCluster + rank * kMaxCluster + p] =
-          p == rank ? 0u : note[p];
+      remote_seen[size_t(cl) * kMaxCluster * kMaxCluster + rank * kMaxCluster + p] = p == rank ? 0u : note[p];
   }
   __syncwarp();
   cluster::sync();  // no CTA leaves while a peer may still touch its shared memory
@@ -109,7 +109,8 @@ bool run_cluster(int size, int clusters, std::string* why) {
                       (p == rank ? 0u : mix(seed, 999, p * 64 + rank));
     }
   EXPECT_EQ(bad, 0u) << "cluster size " << size << ": DSMEM words not seen after barrier.cluster (seed " << seed << ")";
-  EXPECT_EQ(bad_remote, 0u) << "cluster size " << size << ": a remote arrive completed before the peer's write was visible";
+  EXPECT_EQ(bad_remote, 0u) << "cluster size " << size
+                            << ": a remote arrive completed before the peer's write was visible";
   cudaFree(d_out);
   cudaFree(d_seen);
   return true;
@@ -176,8 +177,10 @@ TEST(ConformanceNamedBarrier, TwoSetsArriveSync_S20) {
     for (int i = 0; i < 4096; ++i)
       for (uint32_t t = 0; t < 64; ++t) {
         const uint32_t v = out[(size_t(set) * 4096 + i) * 64 + t];
-        if (i < iters) bad += v != mix(seed, set * 100000 + i, t);
-        else untouched += v != 0xefefefefu;
+        if (i < iters)
+          bad += v != mix(seed, set * 100000 + i, t);
+        else
+          untouched += v != 0xefefefefu;
       }
   }
   EXPECT_EQ(bad, 0u) << "a consumer read a word not yet (or no longer) written for its iteration";

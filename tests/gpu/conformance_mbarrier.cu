@@ -4,8 +4,8 @@
 // what the barrier answered; the host compares with what the PTX ISA says it must answer.
 #include <vector>
 
-#include "gpu_test.hpp"
 #include <hopper/async.cuh>
+#include "gpu_test.hpp"
 
 namespace {
 
@@ -147,29 +147,29 @@ __global__ void wait_answers_kernel(uint32_t* rec) {
   int i = 0;
   // Fresh barrier: phase 0 is current (parity 0 not complete); the phase "before" it, parity 1,
   // counts as complete.
-  rec[i++] = a.test_wait(parity(0));          // 0
-  rec[i++] = a.test_wait(parity(1));          // 1
-  rec[i++] = a.try_wait(parity(0), 1000u);    // 0
-  rec[i++] = a.try_wait(parity(1));           // 1
-  (void)a.arrive();                           // completes phase 0
-  rec[i++] = a.test_wait(parity(0));          // 1
-  rec[i++] = a.test_wait(parity(1));          // 0: phase 1 is current
-  rec[i++] = a.try_wait(parity(0));           // 1
-  rec[i++] = a.try_wait(parity(1), 1000u);    // 0
-  (void)a.arrive();                           // completes phase 1
-  rec[i++] = a.test_wait(parity(1));          // 1
-  rec[i++] = a.test_wait(parity(0));          // 0
+  rec[i++] = a.test_wait(parity(0));        // 0
+  rec[i++] = a.test_wait(parity(1));        // 1
+  rec[i++] = a.try_wait(parity(0), 1000u);  // 0
+  rec[i++] = a.try_wait(parity(1));         // 1
+  (void)a.arrive();                         // completes phase 0
+  rec[i++] = a.test_wait(parity(0));        // 1
+  rec[i++] = a.test_wait(parity(1));        // 0: phase 1 is current
+  rec[i++] = a.try_wait(parity(0));         // 1
+  rec[i++] = a.try_wait(parity(1), 1000u);  // 0
+  (void)a.arrive();                         // completes phase 1
+  rec[i++] = a.test_wait(parity(1));        // 1
+  rec[i++] = a.test_wait(parity(0));        // 0
   // By token: the token names the phase it arrived on.
   b.init(arrival_count(2));
   const auto t = b.arrive();
-  rec[i++] = b.test_wait(t);                  // 0
-  rec[i++] = b.try_wait(t);                   // 0
+  rec[i++] = b.test_wait(t);  // 0
+  rec[i++] = b.try_wait(t);   // 0
   (void)b.arrive();
-  rec[i++] = b.test_wait(t);                  // 1
-  rec[i++] = b.try_wait(t);                   // 1
-  rec[i++] = hopper::ptx::mbarrier_test_wait_parity<hopper::ptx::sem::relaxed>(b.native(), 0);   // 1
+  rec[i++] = b.test_wait(t);                                                                    // 1
+  rec[i++] = b.try_wait(t);                                                                     // 1
+  rec[i++] = hopper::ptx::mbarrier_test_wait_parity<hopper::ptx::sem::relaxed>(b.native(), 0);  // 1
   rec[i++] = hopper::ptx::mbarrier_try_wait_parity<hopper::ptx::sem::relaxed, hopper::ptx::scope::cluster>(
-      b.native(), 1, 1000u);                                                                    // 0
+      b.native(), 1, 1000u);  // 0
   rec[i++] = uint32_t(i);
 }
 
@@ -197,36 +197,36 @@ __global__ void drop_kernel(uint32_t* rec) {
   // Phase 0 (expected 4).
   rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 4 before it
   rec[i++] = bar.arrive_noComplete(arrival_count(2)).pending_count();  // 3
-  rec[i++] = bar.test_wait(parity(0));                                // 0: one still pending
+  rec[i++] = bar.test_wait(parity(0));                                 // 0: one still pending
   (void)bar.arrive();
-  rec[i++] = bar.test_wait(parity(0));                                // 1
+  rec[i++] = bar.test_wait(parity(0));  // 1
   // Phase 1 (expected 4): one participant drops out.
   (void)bar.arrive_drop();
   rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 3
   (void)bar.arrive(arrival_count(2));
-  rec[i++] = bar.test_wait(parity(1));                                // 1
+  rec[i++] = bar.test_wait(parity(1));  // 1
   // Phase 2 (expected now 3): drop another without completing.
-  rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 3
+  rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();       // 3
   rec[i++] = bar.arrive_drop_noComplete(arrival_count(1)).pending_count();  // 2
-  rec[i++] = bar.test_wait(parity(0));                                // 0
+  rec[i++] = bar.test_wait(parity(0));                                      // 0
   (void)bar.arrive();
-  rec[i++] = bar.test_wait(parity(0));                                // 1
+  rec[i++] = bar.test_wait(parity(0));  // 1
   // Phase 3 (expected now 2).
   rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 2
-  rec[i++] = bar.test_wait(parity(1));                                // 0
+  rec[i++] = bar.test_wait(parity(1));                                 // 0
   (void)bar.arrive();
-  rec[i++] = bar.test_wait(parity(1));                                // 1
+  rec[i++] = bar.test_wait(parity(1));  // 1
   // Phase 4 (expected 2): arrive_drop.expect_tx arrives, announces bytes and drops one more.
   (void)bar.arrive_drop_expect_tx(tx_bytes(64));
-  rec[i++] = bar.test_wait(parity(0));                                // 0: bytes and one arrival
+  rec[i++] = bar.test_wait(parity(0));  // 0: bytes and one arrival
   bar.complete_tx(tx_bytes(64));
-  rec[i++] = bar.test_wait(parity(0));                                // 0: one arrival
+  rec[i++] = bar.test_wait(parity(0));  // 0: one arrival
   (void)bar.arrive();
-  rec[i++] = bar.test_wait(parity(0));                                // 1
+  rec[i++] = bar.test_wait(parity(0));  // 1
   // Phase 5 (expected now 1): a single arrival completes it.
-  rec[i++] = bar.test_wait(parity(1));                                // 0
+  rec[i++] = bar.test_wait(parity(1));  // 0
   (void)bar.arrive();
-  rec[i++] = bar.test_wait(parity(1));                                // 1
+  rec[i++] = bar.test_wait(parity(1));  // 1
   rec[i++] = uint32_t(i);
 }
 

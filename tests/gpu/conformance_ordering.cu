@@ -4,8 +4,8 @@
 // poisoned, every value compared with a CPU reference.
 #include <vector>
 
-#include "gpu_test.hpp"
 #include <hopper/async.cuh>
+#include "gpu_test.hpp"
 
 namespace {
 
@@ -191,7 +191,8 @@ constexpr int kGroupWords = 1024;
 template <int N>
 __global__ void wait_group_kernel(uint32_t seed, uint32_t* out, uint32_t* missing) {
   __shared__ alignas(128) uint32_t src[kGroups][kGroupWords];
-  for (int j = threadIdx.x; j < kGroups * kGroupWords; j += blockDim.x) src[j / kGroupWords][j % kGroupWords] = mix(seed, N, j);
+  for (int j = threadIdx.x; j < kGroups * kGroupWords; j += blockDim.x)
+    src[j / kGroupWords][j % kGroupWords] = mix(seed, N, j);
   ptx::fence_proxy_async_shared_cta();
   __syncthreads();
   if (threadIdx.x != 0) return;
@@ -201,7 +202,8 @@ __global__ void wait_group_kernel(uint32_t seed, uint32_t* out, uint32_t* missin
   }
   hopper::bulk_group::wait<N>();
   uint32_t miss = 0;
-  for (int j = 0; j < (kGroups - N) * kGroupWords; ++j) miss += __ldcg(out + j) != src[j / kGroupWords][j % kGroupWords];
+  for (int j = 0; j < (kGroups - N) * kGroupWords; ++j)
+    miss += __ldcg(out + j) != src[j / kGroupWords][j % kGroupWords];
   *missing = miss;
   hopper::bulk_group::wait<0>();
 }

@@ -129,9 +129,9 @@ std::vector<double> cpu_reference(const device_problem& d) {
   const float alpha = 1.f, beta = 0.f;
   const cudaDataType ct = p.out == out_type::bf16 ? CUDA_R_16BF : CUDA_R_32F;
   const cublasStatus_t st = cublasGemmEx(
-      h, p.b_major == major::k ? CUBLAS_OP_T : CUBLAS_OP_N, p.a_major == major::k ? CUBLAS_OP_N : CUBLAS_OP_T,
-      int(p.N), int(p.M), int(p.K), &alpha, d.b, CUDA_R_16BF, int(p.ldb_or_packed()), d.a, CUDA_R_16BF,
-      int(p.lda_or_packed()), &beta, c, ct, int(p.ldc_or_packed()), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      h, p.b_major == major::k ? CUBLAS_OP_T : CUBLAS_OP_N, p.a_major == major::k ? CUBLAS_OP_N : CUBLAS_OP_T, int(p.N),
+      int(p.M), int(p.K), &alpha, d.b, CUDA_R_16BF, int(p.ldb_or_packed()), d.a, CUDA_R_16BF, int(p.lda_or_packed()),
+      &beta, c, ct, int(p.ldc_or_packed()), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   cublasDestroy(h);
   if (st != CUBLAS_STATUS_SUCCESS) {
     cudaFree(c);
@@ -231,7 +231,8 @@ void check(const problem& p, dist dd, const config* cfg, bool use_cublas, uint64
     ASSERT_TRUE(close(download(d), ref, p))
         << "M x N x K = " << p.M << " x " << p.N << " x " << p.K << ", A " << name(p.a_major) << ", B "
         << name(p.b_major) << ", out " << name(p.out) << ", tile 128 x " << g.cfg().bn << ", cluster "
-        << g.cfg().cluster_m << " x " << g.cfg().cluster_n << (g.cfg().pingpong ? " ping-pong" : "") << ", splits " << g.cfg().splits << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
+        << g.cfg().cluster_m << " x " << g.cfg().cluster_n << (g.cfg().pingpong ? " ping-pong" : "") << ", splits "
+        << g.cfg().splits << ", grid " << g.grid() << ", run " << rep << ", seed " << hopper_test::fresh_seed();
   }
 }
 
@@ -295,8 +296,8 @@ TEST(GemmEdges, OddShapesEveryConfig) {
     for (const auto& cl : cluster_shapes)
       for (const auto& s : shapes) {
         config c = forced(bn, cl[0], 1, cl[1]);
-        SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster "
-                                          << cl[0] << " x " << cl[1]);
+        SCOPED_TRACE(::testing::Message()
+                     << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster " << cl[0] << " x " << cl[1]);
         check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
         ++salt;
         if (HasFatalFailure()) return;
@@ -366,8 +367,8 @@ TEST(GemmPingPong, ManyTilesPerCtaEveryLayout) {  // more units than clusters: a
     for (major a : {major::k, major::mn})
       for (major b : {major::k, major::mn}) {
         config c = pingpong(cl[0], cl[1]);
-        SCOPED_TRACE(::testing::Message() << "cluster " << cl[0] << " x " << cl[1] << " A " << name(a) << " B "
-                                          << name(b));
+        SCOPED_TRACE(::testing::Message()
+                     << "cluster " << cl[0] << " x " << cl[1] << " A " << name(a) << " B " << name(b));
         // 24 x 23 tiles of 128 x 128 = 552 units (odd per-CTA counts), 5 k-blocks: ring wraps
         // at a different stage for every unit.
         check(make(3072, 2944, 320, a, b), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
@@ -378,8 +379,8 @@ TEST(GemmPingPong, ManyTilesPerCtaEveryLayout) {  // more units than clusters: a
 
 TEST(GemmPingPong, OddShapesAndShortK) {
   HOPPER_REQUIRE_SM90();
-  const int64_t shapes[][3] = {{200, 264, 136}, {1000, 1000, 1000}, {129, 2570, 72}, {2000, 8, 8}, {8, 1000, 24},
-                               {4100, 1030, 40}};
+  const int64_t shapes[][3] = {{200, 264, 136}, {1000, 1000, 1000}, {129, 2570, 72},
+                               {2000, 8, 8},    {8, 1000, 24},      {4100, 1030, 40}};
   int salt = 1040;
   for (const auto& cl : cluster_shapes)
     for (const auto& s : shapes) {
@@ -495,8 +496,8 @@ TEST(GemmLayouts, EveryMajorCombination) {
     for (major b : {major::k, major::mn})
       for (const auto& cl : cluster_shapes) {
         config c = forced(256, cl[0], 1, cl[1]);
-        SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b) << " cluster " << cl[0] << " x "
-                                          << cl[1]);
+        SCOPED_TRACE(::testing::Message()
+                     << "A " << name(a) << " B " << name(b) << " cluster " << cl[0] << " x " << cl[1]);
         check(make(264, 320, 200, a, b), dist::normal, &c, false, salt++);
         if (HasFatalFailure()) return;
       }

@@ -18,8 +18,8 @@
 #include <regex>
 #include <string>
 
-#include "gpu_test.hpp"
 #include <hopper/async.cuh>
+#include "gpu_test.hpp"
 
 namespace {
 
@@ -69,7 +69,8 @@ TEST(HangTrap, TrapsWithMessage) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   bool killed = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
       killed = true;
@@ -91,12 +92,14 @@ TEST(HangTrap, TrapsWithMessage) {
 
   std::smatch planted, report;
   ASSERT_TRUE(std::regex_search(out, planted, std::regex("planted: barrier at shared offset (0x[0-9a-f]+)")))
-      << "the child never reached the wait; output:\n" << out;
+      << "the child never reached the wait; output:\n"
+      << out;
   ASSERT_TRUE(std::regex_search(
       out, report,
       std::regex(R"(hopper: mbarrier wait timed out: barrier at shared offset (0x[0-9a-f]+), parity 0, )"
                  R"(block \(1,0,0\), thread \(37,0,0\))")))
-      << "no timeout report naming barrier, parity 0, block (1,0,0), thread (37,0,0); output:\n" << out;
+      << "no timeout report naming barrier, parity 0, block (1,0,0), thread (37,0,0); output:\n"
+      << out;
   EXPECT_EQ(planted[1].str(), report[1].str()) << "the report names another barrier";
   EXPECT_NE(out.find("child: kernel ended with cuda"), std::string::npos) << out;
 }

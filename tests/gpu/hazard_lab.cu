@@ -57,8 +57,8 @@ void lab(hazard_case c) {
   CUDA_OK(hl::run(c, k, &without));
   EXPECT_EQ(without.trials, expected_trials(c, k));
   expect_consistent("unprotected", without);
-  std::printf("SUMMARY hazard %s unprotected %llu/%llu protected %llu/%llu wrong_words %llu/%llu\n",
-              hl::case_name(c), (unsigned long long)without.failures, (unsigned long long)without.trials,
+  std::printf("SUMMARY hazard %s unprotected %llu/%llu protected %llu/%llu wrong_words %llu/%llu\n", hl::case_name(c),
+              (unsigned long long)without.failures, (unsigned long long)without.trials,
               (unsigned long long)with.failures, (unsigned long long)with.trials,
               (unsigned long long)without.wrong_words, (unsigned long long)(without.trials * without.words));
 
@@ -68,8 +68,8 @@ void lab(hazard_case c) {
   CUDA_OK(hl::run(c, k, &planted));
   EXPECT_EQ(planted.trials, expected_trials(c, k));
   expect_consistent("planted", planted);
-  EXPECT_EQ(planted.failures, planted.trials) << "the checker of " << hl::case_name(c)
-                                              << " missed a planted fault or counted a trial twice";
+  EXPECT_EQ(planted.failures, planted.trials)
+      << "the checker of " << hl::case_name(c) << " missed a planted fault or counted a trial twice";
   EXPECT_EQ(planted.wrong_words, planted.trials * planted.words)
       << "the word counter of " << hl::case_name(c) << " missed planted wrong words or counted one twice";
 }
@@ -115,8 +115,8 @@ TEST(HazardLab, WarRefillByConsumerWork) {
     k.protect = false;
     CUDA_OK(hl::run(hazard_case::war_refill_before_release, k, &without));
     expect_consistent("unprotected", without);
-    std::printf("SUMMARY hazard war_refill_before_release_delay%d unprotected %llu/%llu wrong_words %llu/%llu\n",
-                delay, (unsigned long long)without.failures, (unsigned long long)without.trials,
+    std::printf("SUMMARY hazard war_refill_before_release_delay%d unprotected %llu/%llu wrong_words %llu/%llu\n", delay,
+                (unsigned long long)without.failures, (unsigned long long)without.trials,
                 (unsigned long long)without.wrong_words, (unsigned long long)(without.trials * without.words));
   }
 }

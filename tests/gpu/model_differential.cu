@@ -20,23 +20,37 @@
 namespace {
 
 enum op_kind : uint32_t {
-  op_arrive, op_arrive_no_complete, op_arrive_expect_tx, op_expect_tx, op_complete_tx,
-  op_arrive_drop, op_arrive_drop_no_complete, op_arrive_drop_expect_tx, op_test_wait, op_kinds
+  op_arrive,
+  op_arrive_no_complete,
+  op_arrive_expect_tx,
+  op_expect_tx,
+  op_complete_tx,
+  op_arrive_drop,
+  op_arrive_drop_no_complete,
+  op_arrive_drop_expect_tx,
+  op_test_wait,
+  op_kinds
 };
 const char* op_name(uint32_t k) {
-  static const char* n[] = {"arrive", "arrive.noComplete", "arrive.expect_tx", "expect_tx", "complete_tx",
-                            "arrive_drop", "arrive_drop.noComplete", "arrive_drop.expect_tx", "test_wait"};
+  static const char* n[] = {"arrive",      "arrive.noComplete", "arrive.expect_tx",       "expect_tx",
+                            "complete_tx", "arrive_drop",       "arrive_drop.noComplete", "arrive_drop.expect_tx",
+                            "test_wait"};
   return k < op_kinds ? n[k] : "?";
 }
 
-constexpr int kOps = 24;         // operations per sequence (after init)
-constexpr int kObs = 4;          // observables per operation
-constexpr int kThreads = 128;    // sequences per block, one barrier each
-constexpr int kBlocks = 96;      // 12,288 sequences per launch
+constexpr int kOps = 24;       // operations per sequence (after init)
+constexpr int kObs = 4;        // observables per operation
+constexpr int kThreads = 128;  // sequences per block, one barrier each
+constexpr int kBlocks = 96;    // 12,288 sequences per launch
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 
-struct op { uint32_t kind, value; };
-struct sequence { uint32_t init; op ops[kOps]; };
+struct op {
+  uint32_t kind, value;
+};
+struct sequence {
+  uint32_t init;
+  op ops[kOps];
+};
 
 // Observables after op i: [0] test_wait.parity 0, [1] test_wait.parity 1, [2] pending_count of
 // the returned token (kNone when no token), [3] test_wait of that token (kNone when none).
@@ -53,15 +67,35 @@ __global__ void run_sequences(const sequence* seqs, uint32_t* obs, int n) {
     uint64_t tok = 0;
     bool has_tok = true;
     switch (p.kind) {
-      case op_arrive: tok = hopper::ptx::mbarrier_arrive(bar, p.value); break;
-      case op_arrive_no_complete: tok = hopper::ptx::mbarrier_arrive_noComplete(bar, p.value); break;
-      case op_arrive_expect_tx: tok = hopper::ptx::mbarrier_arrive_expect_tx(bar, p.value); break;
-      case op_expect_tx: hopper::ptx::mbarrier_expect_tx(bar, p.value); has_tok = false; break;
-      case op_complete_tx: hopper::ptx::mbarrier_complete_tx(bar, p.value); has_tok = false; break;
-      case op_arrive_drop: tok = hopper::ptx::mbarrier_arrive_drop(bar, p.value); break;
-      case op_arrive_drop_no_complete: tok = hopper::ptx::mbarrier_arrive_drop_noComplete(bar, p.value); break;
-      case op_arrive_drop_expect_tx: tok = hopper::ptx::mbarrier_arrive_drop_expect_tx(bar, p.value); break;
-      default: has_tok = false; break;
+      case op_arrive:
+        tok = hopper::ptx::mbarrier_arrive(bar, p.value);
+        break;
+      case op_arrive_no_complete:
+        tok = hopper::ptx::mbarrier_arrive_noComplete(bar, p.value);
+        break;
+      case op_arrive_expect_tx:
+        tok = hopper::ptx::mbarrier_arrive_expect_tx(bar, p.value);
+        break;
+      case op_expect_tx:
+        hopper::ptx::mbarrier_expect_tx(bar, p.value);
+        has_tok = false;
+        break;
+      case op_complete_tx:
+        hopper::ptx::mbarrier_complete_tx(bar, p.value);
+        has_tok = false;
+        break;
+      case op_arrive_drop:
+        tok = hopper::ptx::mbarrier_arrive_drop(bar, p.value);
+        break;
+      case op_arrive_drop_no_complete:
+        tok = hopper::ptx::mbarrier_arrive_drop_noComplete(bar, p.value);
+        break;
+      case op_arrive_drop_expect_tx:
+        tok = hopper::ptx::mbarrier_arrive_drop_expect_tx(bar, p.value);
+        break;
+      default:
+        has_tok = false;
+        break;
     }
     o[k * kObs + 0] = hopper::ptx::mbarrier_test_wait_parity(bar, 0) ? 1u : 0u;
     o[k * kObs + 1] = hopper::ptx::mbarrier_test_wait_parity(bar, 1) ? 1u : 0u;
@@ -80,15 +114,35 @@ void apply(mbarrier_state& m, const op& p, uint32_t* o) {
   mbarrier_token t{};
   bool has_tok = true;
   switch (p.kind) {
-    case op_arrive: t = m.arrive(p.value); break;
-    case op_arrive_no_complete: t = m.arrive(p.value, true); break;
-    case op_arrive_expect_tx: t = m.arrive_expect_tx(p.value); break;
-    case op_expect_tx: m.expect_tx(p.value); has_tok = false; break;
-    case op_complete_tx: m.complete_tx(p.value); has_tok = false; break;
-    case op_arrive_drop: t = m.arrive_drop(p.value); break;
-    case op_arrive_drop_no_complete: t = m.arrive_drop(p.value, true); break;
-    case op_arrive_drop_expect_tx: t = m.arrive_drop_expect_tx(p.value); break;
-    default: has_tok = false; break;
+    case op_arrive:
+      t = m.arrive(p.value);
+      break;
+    case op_arrive_no_complete:
+      t = m.arrive(p.value, true);
+      break;
+    case op_arrive_expect_tx:
+      t = m.arrive_expect_tx(p.value);
+      break;
+    case op_expect_tx:
+      m.expect_tx(p.value);
+      has_tok = false;
+      break;
+    case op_complete_tx:
+      m.complete_tx(p.value);
+      has_tok = false;
+      break;
+    case op_arrive_drop:
+      t = m.arrive_drop(p.value);
+      break;
+    case op_arrive_drop_no_complete:
+      t = m.arrive_drop(p.value, true);
+      break;
+    case op_arrive_drop_expect_tx:
+      t = m.arrive_drop_expect_tx(p.value);
+      break;
+    default:
+      has_tok = false;
+      break;
   }
   o[0] = m.test_wait_parity(0) ? 1u : 0u;
   o[1] = m.test_wait_parity(1) ? 1u : 0u;
@@ -110,16 +164,25 @@ void generate(std::mt19937_64& rng, sequence& s, uint32_t* expect) {
       p.kind = attempt < 64 ? pick(0, op_kinds - 1) : uint32_t(op_test_wait);
       const uint32_t pend = m.pending() ? m.pending() : 1;
       switch (p.kind) {
-        case op_arrive: case op_arrive_no_complete: case op_arrive_drop: case op_arrive_drop_no_complete:
+        case op_arrive:
+        case op_arrive_no_complete:
+        case op_arrive_drop:
+        case op_arrive_drop_no_complete:
           p.value = pick(0, 3) == 0 ? pend : pick(1, pend);
           break;
-        case op_arrive_expect_tx: case op_expect_tx: case op_complete_tx: case op_arrive_drop_expect_tx: {
+        case op_arrive_expect_tx:
+        case op_expect_tx:
+        case op_complete_tx:
+        case op_arrive_drop_expect_tx: {
           const uint32_t t = pick(0, 9);
-          p.value = t < 6 ? pick(0, 8) * 16 : t < 9 ? uint32_t(m.tx_count() < 0 ? -m.tx_count() : m.tx_count())
-                                                  : pick(0, uint32_t(mbarrier_state::max_tx));
+          p.value = t < 6   ? pick(0, 8) * 16
+                    : t < 9 ? uint32_t(m.tx_count() < 0 ? -m.tx_count() : m.tx_count())
+                            : pick(0, uint32_t(mbarrier_state::max_tx));
           break;
         }
-        default: p.value = 0; break;
+        default:
+          p.value = 0;
+          break;
       }
       mbarrier_state trial = m;
       try {

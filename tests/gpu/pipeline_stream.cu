@@ -24,16 +24,26 @@ cudaError_t launch(uint32_t stages, const uint4* src, uint4* dst, uint32_t ctas,
   static_assert(!Traced, "the traced kernel is instantiated once, in TraceIsCompleteAndCausal");
   using namespace hopper::apps;
   switch (stages) {
-    case 1: return launch_pipeline_stream<1, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 2: return launch_pipeline_stream<2, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 3: return launch_pipeline_stream<3, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 4: return launch_pipeline_stream<4, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 5: return launch_pipeline_stream<5, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 6: return launch_pipeline_stream<6, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 7: return launch_pipeline_stream<7, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 8: return launch_pipeline_stream<8, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 9: return launch_pipeline_stream<9, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 10: return launch_pipeline_stream<10, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 1:
+      return launch_pipeline_stream<1, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 2:
+      return launch_pipeline_stream<2, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 3:
+      return launch_pipeline_stream<3, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 4:
+      return launch_pipeline_stream<4, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 5:
+      return launch_pipeline_stream<5, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 6:
+      return launch_pipeline_stream<6, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 7:
+      return launch_pipeline_stream<7, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 8:
+      return launch_pipeline_stream<8, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 9:
+      return launch_pipeline_stream<9, Traced>(src, dst, ctas, tiles, cfg, sink);
+    case 10:
+      return launch_pipeline_stream<10, Traced>(src, dst, ctas, tiles, cfg, sink);
   }
   throw std::invalid_argument("stages = " + std::to_string(stages) + " not instantiated (1..10)");
 }
@@ -88,8 +98,8 @@ void run_case(const case_t& c, std::mt19937_64& rng) {
   CUDA_OK(cudaMalloc(&d_dst, want.size() * 4));
   CUDA_OK(cudaMemcpy(d_src, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(d_dst, 0xA5, want.size() * 4));  // poison
-  CUDA_OK(launch<false>(c.stages, reinterpret_cast<const uint4*>(d_src), reinterpret_cast<uint4*>(d_dst),
-                        c.ctas, c.tiles, config_of(c)));
+  CUDA_OK(launch<false>(c.stages, reinterpret_cast<const uint4*>(d_src), reinterpret_cast<uint4*>(d_dst), c.ctas,
+                        c.tiles, config_of(c)));
   CUDA_LAUNCH_OK();
   std::vector<uint32_t> got(want.size());
   CUDA_OK(cudaMemcpy(got.data(), d_dst, got.size() * 4, cudaMemcpyDeviceToHost));
@@ -101,9 +111,8 @@ void run_case(const case_t& c, std::mt19937_64& rng) {
       if (first == SIZE_MAX) first = i;
       ++bad;
     }
-  ASSERT_EQ(bad, 0u) << "first mismatch at word " << first << " (CTA " << first / (c.tiles * words)
-                     << ", iteration " << (first / words) % c.tiles << "): got " << got[first]
-                     << ", want " << want[first];
+  ASSERT_EQ(bad, 0u) << "first mismatch at word " << first << " (CTA " << first / (c.tiles * words) << ", iteration "
+                     << (first / words) % c.tiles << "): got " << got[first] << ", want " << want[first];
 }
 
 case_t random_case(std::mt19937_64& rng, uint32_t stages, uint32_t warpgroups, uint32_t cluster, bool mc) {
@@ -176,7 +185,8 @@ TEST(PipelineGpu, RejectsWhatTheDeviceCannotLaunch) {
     FAIL() << "4 x 64 KiB stages were accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("shared-memory limit of " + std::to_string(lim.smem_per_block)),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   case_t big{2, 1, 16, 16, 4, 1024, true};  // a cluster of 16 without the non-portable opt-in
   try {
@@ -209,9 +219,9 @@ TEST(PipelineGpu, TraceIsCompleteAndCausal) {
   CUDA_OK(cudaMalloc(&d_dst, want.size() * 4));
   CUDA_OK(cudaMemcpy(d_src, src.data(), src.size() * 4, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(d_dst, 0xA5, want.size() * 4));
-  CUDA_OK((hopper::apps::launch_pipeline_stream<3, true>(
-      reinterpret_cast<const uint4*>(d_src), reinterpret_cast<uint4*>(d_dst), c.ctas, c.tiles, cfg,
-      hopper::trace::sink{d_rec, d_cnt, per_warp, warps})));
+  CUDA_OK((hopper::apps::launch_pipeline_stream<3, true>(reinterpret_cast<const uint4*>(d_src),
+                                                         reinterpret_cast<uint4*>(d_dst), c.ctas, c.tiles, cfg,
+                                                         hopper::trace::sink{d_rec, d_cnt, per_warp, warps})));
   CUDA_LAUNCH_OK();
   std::vector<hopper::trace::record> slots(size_t(warps) * per_warp);
   std::vector<uint32_t> counts(warps);
@@ -238,15 +248,15 @@ TEST(PipelineGpu, TraceIsCompleteAndCausal) {
   int prev_key = -1;
   for (const auto& r : recs) {
     const int key = r.cta * 256 + r.warp;
-    if (key == prev_key) EXPECT_GE(r.time_ns, prev) << "time goes backwards on CTA " << r.cta << " warp " << int(r.warp);
+    if (key == prev_key)
+      EXPECT_GE(r.time_ns, prev) << "time goes backwards on CTA " << r.cta << " warp " << int(r.warp);
     prev = r.time_ns;
     prev_key = key;
     EXPECT_EQ(r.stage, r.iter % c.stages);
     const auto k = std::make_pair(int(r.cta), int(r.iter));
     if (r.kind == uint8_t(event::acquire_end)) armed[k] = r.time_ns;
     if (r.kind == uint8_t(event::release)) released_last[k] = std::max(released_last[k], r.time_ns);
-    if (r.kind == uint8_t(event::wait_end))
-      waited[k] = waited.count(k) ? std::min(waited[k], r.time_ns) : r.time_ns;
+    if (r.kind == uint8_t(event::wait_end)) waited[k] = waited.count(k) ? std::min(waited[k], r.time_ns) : r.time_ns;
   }
   for (uint32_t b = 0; b < c.ctas; ++b)
     for (uint32_t t = 0; t < c.tiles; ++t) {

@@ -11,15 +11,15 @@
 #include <random>
 #include <vector>
 
-#include "gpu_test.hpp"
 #include "bench/copy_presets.hpp"
+#include "gpu_test.hpp"
 #include "kernels/stream_copy.cuh"
 
 namespace {
 
 using hopper::kernels::stream_copy_config;
 
-constexpr size_t kGuard = 4096;       // poisoned bytes behind the output: nothing may write them
+constexpr size_t kGuard = 4096;  // poisoned bytes behind the output: nothing may write them
 constexpr uint8_t kPoison = 0xA5;
 
 // Device buffers of `bytes` (+ guard), freed on scope exit.
@@ -49,11 +49,11 @@ enum class variant { d1, d2 };
 
 // Runs one copy of `bytes` and compares the whole output and the guard.
 void check_copy(variant v, size_t bytes, const stream_copy_config& cfg) {
-  SCOPED_TRACE(testing::Message() << (v == variant::d1 ? "1-D" : "2-D") << " bytes=" << bytes << " stages="
-                                  << cfg.stages << " stage_bytes=" << cfg.stage_bytes << " blocks_per_sm="
-                                  << cfg.blocks_per_sm << " store_lag=" << cfg.store_lag << " sched="
-                                  << int(cfg.sched) << " tile_chunks=" << cfg.tile_chunks << " path="
-                                  << int(cfg.path) << " seed=" << hopper_test::fresh_seed());
+  SCOPED_TRACE(testing::Message() << (v == variant::d1 ? "1-D" : "2-D") << " bytes=" << bytes
+                                  << " stages=" << cfg.stages << " stage_bytes=" << cfg.stage_bytes
+                                  << " blocks_per_sm=" << cfg.blocks_per_sm << " store_lag=" << cfg.store_lag
+                                  << " sched=" << int(cfg.sched) << " tile_chunks=" << cfg.tile_chunks
+                                  << " path=" << int(cfg.path) << " seed=" << hopper_test::fresh_seed());
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ bytes ^ (uint64_t(cfg.stage_bytes) << 40));
   const std::vector<uint8_t> src = random_bytes(bytes, rng);
   dev_buf d_src(bytes), d_dst(bytes);
@@ -77,9 +77,29 @@ void check_copy(variant v, size_t bytes, const stream_copy_config& cfg) {
 
 // Sizes: empty, below one bulk granule, around 16, around a stage, odd tails, several MiB.
 std::vector<size_t> sizes_for(uint32_t stage_bytes) {
-  return {0, 1, 15, 16, 17, 31, 33, 1000, 1023, 1024, 1025, 4095, 4096,
-          stage_bytes - 16, stage_bytes - 1, stage_bytes, stage_bytes + 1, stage_bytes + 16, stage_bytes + 17,
-          3 * size_t(stage_bytes) + 1040 + 7, 1000003, (size_t(3) << 20) + 5, (size_t(8) << 20) + 13,
+  return {0,
+          1,
+          15,
+          16,
+          17,
+          31,
+          33,
+          1000,
+          1023,
+          1024,
+          1025,
+          4095,
+          4096,
+          stage_bytes - 16,
+          stage_bytes - 1,
+          stage_bytes,
+          stage_bytes + 1,
+          stage_bytes + 16,
+          stage_bytes + 17,
+          3 * size_t(stage_bytes) + 1040 + 7,
+          1000003,
+          (size_t(3) << 20) + 5,
+          (size_t(8) << 20) + 13,
           (size_t(37) << 20) + 1024 + 9};
 }
 
@@ -245,7 +265,8 @@ TEST(StreamCopyStGlobal, EveryShapeWarpsAndStoreFormCopyExactly) {
   for (uint32_t stages : {2u, 3u, 4u, 6u, 8u, 12u, 16u})
     for (uint32_t warps : {1u, 3u, 8u, 16u})
       for (int form : {0, 1, 2}) {  // st.global, st.global.cs, st.global.L2::cache_hint
-        stream_copy_config c = st_global(stages, stages <= 8 ? 16384 + 16 * stages : 8192 - 48, stages <= 4 ? 2 : 1, warps);
+        stream_copy_config c =
+            st_global(stages, stages <= 8 ? 16384 + 16 * stages : 8192 - 48, stages <= 4 ? 2 : 1, warps);
         c.streaming_store = form == 1;
         c.store_policy = form == 2 ? (warps == 3 ? l2_evict::last : l2_evict::first) : l2_evict::none;
         SCOPED_TRACE(testing::Message() << "store_warps " << warps << " form " << form);
@@ -260,10 +281,12 @@ TEST(StreamCopyStGlobal, SweptShapesAndSmallStagesCopyExactly) {
   HOPPER_REQUIRE_SM90();
   using hopper::kernels::chunk_order;
   using hopper::kernels::l2_evict;
-  struct shape { uint32_t stages, kib, bpsm; };
+  struct shape {
+    uint32_t stages, kib, bpsm;
+  };
   const size_t n = (size_t(9) << 20) + 1040 + 9;
-  for (shape sh : {shape{2, 96, 1}, shape{3, 64, 1}, shape{4, 48, 1}, shape{4, 32, 1}, shape{8, 24, 1},
-                   shape{6, 32, 1}, shape{12, 16, 1}, shape{4, 24, 2}, shape{2, 48, 2}, shape{2, 32, 3}, shape{4, 8, 4}})
+  for (shape sh : {shape{2, 96, 1}, shape{3, 64, 1}, shape{4, 48, 1}, shape{4, 32, 1}, shape{8, 24, 1}, shape{6, 32, 1},
+                   shape{12, 16, 1}, shape{4, 24, 2}, shape{2, 48, 2}, shape{2, 32, 3}, shape{4, 8, 4}})
     for (uint32_t warps : {2u, 4u, 8u, 16u}) {
       if (sh.bpsm * (32 + 32 * warps) > 2048) continue;
       stream_copy_config c = st_global(sh.stages, sh.kib * 1024, sh.bpsm, warps);
@@ -292,9 +315,9 @@ stream_copy_config per_tile(uint32_t stage_bytes, uint32_t tile_chunks, uint32_t
 
 // The launchers' defaults are the per-tile schedule (run 9), the ring sized to the tile.
 TEST(StreamCopyPerTile, DefaultsArePerTile) {
-  for (const stream_copy_config& c : {hopper::kernels::stream_copy_per_tile_default(),
-                                      hopper::kernels::stream_copy_1d_default(),
-                                      hopper::kernels::stream_axpb_bf16_default()}) {
+  for (const stream_copy_config& c :
+       {hopper::kernels::stream_copy_per_tile_default(), hopper::kernels::stream_copy_1d_default(),
+        hopper::kernels::stream_axpb_bf16_default()}) {
     EXPECT_EQ(c.sched, hopper::kernels::schedule::per_tile);
     EXPECT_GE(c.tile_chunks, 1u);
     EXPECT_EQ(hopper::kernels::detail::ring_bytes(c), uint64_t(std::min(c.stages, c.tile_chunks)) * c.stage_bytes);
@@ -308,9 +331,9 @@ TEST(StreamCopyPerTile, DefaultsArePerTile) {
 // bulk stores and st.global from 4 or 8 warps; 1-D and fused (2-D: bulk, whole 1 KiB rows).
 TEST(StreamCopyPerTile, EverySizeMatchesTheSource) {
   HOPPER_REQUIRE_SM90();
-  for (const stream_copy_config& c : {per_tile(4096, 1, 2, 0), per_tile(8192, 2, 2, 0), per_tile(16384, 4, 2, 0),
-                                      per_tile(4096, 1, 2, 8), per_tile(16384, 4, 4, 4), per_tile(8192, 4, 2, 8),
-                                      hopper::kernels::stream_copy_1d_default()}) {
+  for (const stream_copy_config& c :
+       {per_tile(4096, 1, 2, 0), per_tile(8192, 2, 2, 0), per_tile(16384, 4, 2, 0), per_tile(4096, 1, 2, 8),
+        per_tile(16384, 4, 4, 4), per_tile(8192, 4, 2, 8), hopper::kernels::stream_copy_1d_default()}) {
     std::vector<size_t> sizes = sizes_for(c.stage_bytes);
     const size_t tile = size_t(c.stage_bytes) * c.tile_chunks;
     for (size_t extra : {tile - 16, tile - 1, tile, tile + 1, 2 * tile + 16 + 3}) sizes.push_back(extra);
@@ -365,70 +388,105 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
   expect_reject([&] { (void)stream_copy_1d(d, s + 4, 100, ok); }, "src");
   expect_reject([&] { (void)stream_copy_1d(nullptr, s, 100, ok); }, "dst is null");
   expect_reject([&] { (void)stream_copy_1d(d, d + 64, 100, ok); }, "overlap");
-  auto with = [&](auto edit) { stream_copy_config c = ok; edit(c); return c; };
+  auto with = [&](auto edit) {
+    stream_copy_config c = ok;
+    edit(c);
+    return c;
+  };
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stages = 5; })); }, "stages = 5");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stage_bytes = 1000; })); },
                 "stage_bytes = 1000");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stage_bytes = 0; })); }, "stage_bytes = 0");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.store_lag = 3; })); }, "store_lag = 3");
-  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stages = 2; c.store_lag = 2; })); },
-                "leaves no stage");
+  expect_reject(
+      [&] {
+        (void)stream_copy_1d(d, s, 100, with([](auto& c) {
+                               c.stages = 2;
+                               c.store_lag = 2;
+                             }));
+      },
+      "leaves no stage");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.blocks_per_sm = 0; })); },
                 "blocks_per_sm = 0");
-  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.stages = 16; c.stage_bytes = 16384; })); },
-                "exceeds 227 KiB");
+  expect_reject(
+      [&] {
+        (void)stream_copy_1d(d, s, 100, with([](auto& c) {
+                               c.stages = 16;
+                               c.stage_bytes = 16384;
+                             }));
+      },
+      "exceeds 227 KiB");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.blocks_per_sm = 2; })); },
                 "does not fit the 228 KiB");
   expect_reject([&] { (void)stream_copy_2d(d, s, 1 << 20, with([](auto& c) { c.stage_bytes = 1040; })); },
                 "multiple of 1024");
-  expect_reject([&] {
-    (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d), reinterpret_cast<const __nv_bfloat16*>(s),
-                                            100, 1.f, 0.f, with([](auto& c) { c.transform_warps = 17; }));
-  }, "transform_warps = 17");
+  expect_reject(
+      [&] {
+        (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d),
+                                                reinterpret_cast<const __nv_bfloat16*>(s), 100, 1.f, 0.f,
+                                                with([](auto& c) { c.transform_warps = 17; }));
+      },
+      "transform_warps = 17");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.prefetch_chunks = 65; })); },
                 "prefetch_chunks = 65");
-  expect_reject([&] {
-    (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.store_policy = hopper::kernels::l2_evict(7); }));
-  }, "l2_evict value 7");
-  expect_reject([&] {
-    (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.order = hopper::kernels::chunk_order(2); }));
-  }, "chunk_order value 2");
+  expect_reject(
+      [&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.store_policy = hopper::kernels::l2_evict(7); })); },
+      "l2_evict value 7");
+  expect_reject(
+      [&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.order = hopper::kernels::chunk_order(2); })); },
+      "chunk_order value 2");
   const stream_copy_config st = hopper::kernels::stream_copy_st_global_default();
-  auto with_st = [&](auto edit) { stream_copy_config c = st; edit(c); return c; };
+  auto with_st = [&](auto edit) {
+    stream_copy_config c = st;
+    edit(c);
+    return c;
+  };
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_st([](auto& c) { c.store_warps = 0; })); },
                 "store_warps = 0");
-  expect_reject([&] {
-    (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d), reinterpret_cast<const __nv_bfloat16*>(s),
-                                            100, 1.f, 0.f, with_st([](auto& c) { c.store_warps = 17; }));
-  }, "store_warps = 17");
-  expect_reject([&] {
-    (void)stream_copy_1d(d, s, 100, with_st([](auto& c) {
-      c.streaming_store = true;
-      c.store_policy = hopper::kernels::l2_evict::first;
-    }));
-  }, "exclusive");
+  expect_reject(
+      [&] {
+        (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d),
+                                                reinterpret_cast<const __nv_bfloat16*>(s), 100, 1.f, 0.f,
+                                                with_st([](auto& c) { c.store_warps = 17; }));
+      },
+      "store_warps = 17");
+  expect_reject(
+      [&] {
+        (void)stream_copy_1d(d, s, 100, with_st([](auto& c) {
+                               c.streaming_store = true;
+                               c.store_policy = hopper::kernels::l2_evict::first;
+                             }));
+      },
+      "exclusive");
   expect_reject([&] { (void)stream_copy_2d(d, s, 1 << 20, st); }, "1-D and fused kernels only");
-  expect_reject([&] {
-    (void)stream_copy_1d(d, s, 100, with_st([](auto& c) { c.path = hopper::kernels::store_path(5); }));
-  }, "store_path value 5");
+  expect_reject(
+      [&] { (void)stream_copy_1d(d, s, 100, with_st([](auto& c) { c.path = hopper::kernels::store_path(5); })); },
+      "store_path value 5");
   const stream_copy_config pt = hopper::kernels::stream_copy_per_tile_default();
-  auto with_pt = [&](auto edit) { stream_copy_config c = pt; edit(c); return c; };
+  auto with_pt = [&](auto edit) {
+    stream_copy_config c = pt;
+    edit(c);
+    return c;
+  };
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.tile_chunks = 0; })); },
                 "tile_chunks = 0");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.tile_chunks = 17; })); },
                 "tile_chunks = 17");
-  expect_reject([&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.sched = hopper::kernels::schedule(5); })); },
-                "schedule value 5");
-  expect_reject([&] {
-    (void)stream_copy_1d(d, s, uint64_t(1) << 36, with_pt([](auto& c) { c.stage_bytes = 16; }));
-  }, "2^31-1 tiles");
+  expect_reject(
+      [&] { (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.sched = hopper::kernels::schedule(5); })); },
+      "schedule value 5");
+  expect_reject([&] { (void)stream_copy_1d(d, s, uint64_t(1) << 36, with_pt([](auto& c) { c.stage_bytes = 16; })); },
+                "2^31-1 tiles");
   // The ring of a tile holds min(stages, tile_chunks) chunks: 16 x 16 KiB is too much for a
   // persistent CTA, but a per-tile CTA of 2 chunks takes 32 KiB; blocks_per_sm does not apply.
   (void)stream_copy_1d(d, s, 0, with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 2; }));
   (void)stream_copy_1d(d, s, 0, with_pt([](auto& c) { c.blocks_per_sm = 32, c.stage_bytes = 65536; }));
-  expect_reject([&] {
-    (void)stream_copy_1d(d, s, 100, with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 16; }));
-  }, "exceeds 227 KiB");
+  expect_reject(
+      [&] {
+        (void)stream_copy_1d(d, s, 100,
+                             with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 16; }));
+      },
+      "exceeds 227 KiB");
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <set>
@@ -41,7 +41,8 @@ __device__ uint8_t* aligned_smem(uint8_t* dyn) {
 }
 
 template <size_t... I>
-__device__ void load(void* dst, const hopper::tensor_map& m, uint64_t* bar, const coords& c, std::index_sequence<I...>) {
+__device__ void load(void* dst, const hopper::tensor_map& m, uint64_t* bar, const coords& c,
+                     std::index_sequence<I...>) {
   ptx::cp_async_bulk_tensor_shared_cluster_global(dst, m, bar, c.c[I]...);
 }
 template <size_t... I>
@@ -137,7 +138,13 @@ struct tensor_case {
     return n;
   }
   hopper::tensor_map map(const void* base) const {
-    return hopper::tensor_map::tiled(type, base).dims(dims).strides(strides).box(box).swizzle(sw).oob_fill(fill).build();
+    return hopper::tensor_map::tiled(type, base)
+        .dims(dims)
+        .strides(strides)
+        .box(box)
+        .swizzle(sw)
+        .oob_fill(fill)
+        .build();
   }
 };
 
@@ -175,11 +182,16 @@ cudaError_t launch_load(const hopper::tensor_map& m, uint8_t* out, const coords&
 cudaError_t launch_load_rank(uint32_t r, const hopper::tensor_map& m, uint8_t* out, const coords& c) {
   const size_t smem = m.box_bytes() + 1024;
   switch (r) {
-    case 1: return launch_load<1>(m, out, c, smem);
-    case 2: return launch_load<2>(m, out, c, smem);
-    case 3: return launch_load<3>(m, out, c, smem);
-    case 4: return launch_load<4>(m, out, c, smem);
-    default: return launch_load<5>(m, out, c, smem);
+    case 1:
+      return launch_load<1>(m, out, c, smem);
+    case 2:
+      return launch_load<2>(m, out, c, smem);
+    case 3:
+      return launch_load<3>(m, out, c, smem);
+    case 4:
+      return launch_load<4>(m, out, c, smem);
+    default:
+      return launch_load<5>(m, out, c, smem);
   }
 }
 template <int R>
@@ -190,11 +202,16 @@ cudaError_t launch_store(const hopper::tensor_map& m, const uint8_t* image, cons
 cudaError_t launch_store_rank(uint32_t r, const hopper::tensor_map& m, const uint8_t* image, const coords& c) {
   const size_t smem = m.box_bytes() + 1024;
   switch (r) {
-    case 1: return launch_store<1>(m, image, c, smem);
-    case 2: return launch_store<2>(m, image, c, smem);
-    case 3: return launch_store<3>(m, image, c, smem);
-    case 4: return launch_store<4>(m, image, c, smem);
-    default: return launch_store<5>(m, image, c, smem);
+    case 1:
+      return launch_store<1>(m, image, c, smem);
+    case 2:
+      return launch_store<2>(m, image, c, smem);
+    case 3:
+      return launch_store<3>(m, image, c, smem);
+    case 4:
+      return launch_store<4>(m, image, c, smem);
+    default:
+      return launch_store<5>(m, image, c, smem);
   }
 }
 
@@ -340,7 +357,8 @@ void check_store(const tensor_case& t, const coords& c) {
       ++granule_bytes;
       continue;
     }
-    ASSERT_EQ(got[i], want[i]) << "global byte " << i << (want[i] == 0x5A ? " should be untouched" : " should be stored");
+    ASSERT_EQ(got[i], want[i]) << "global byte " << i
+                               << (want[i] == 0x5A ? " should be untouched" : " should be stored");
   }
   if (granule_bytes) std::printf("store wrote %zu bytes past a row end inside its last 16-byte chunk\n", granule_bytes);
 }
@@ -387,8 +405,9 @@ TEST(TensorMapDriver, EncodesEveryMapTheValidatorAccepts) {
                    const cuuint64_t* strides, const cuuint32_t* box) {
     alignas(128) CUtensorMap m;
     const cuuint32_t es[5] = {1, 1, 1, 1, 1};
-    const CUresult r = enc(&m, type, rank, d, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUresult r =
+        enc(&m, type, rank, d, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     std::printf("PROBE cuTensorMapEncodeTiled %s -> %d\n", what, int(r));
     return r;
   };

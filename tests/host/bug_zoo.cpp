@@ -50,9 +50,9 @@ program make_pipeline(pipe_cfg c, std::shared_ptr<int> bad) {
       }
     }
     const int observers = c.observer ? 1 : 0;
-    const unsigned empty_count = unsigned((c.empty_ignores_consumers ? 1 : c.consumers) *
-                                              (c.empty_ignores_ctas ? 1 : c.ctas) +
-                                          (c.observer && c.observer_counted ? 1 : 0));
+    const unsigned empty_count =
+        unsigned((c.empty_ignores_consumers ? 1 : c.consumers) * (c.empty_ignores_ctas ? 1 : c.ctas) +
+                 (c.observer && c.observer_counted ? 1 : 0));
     named_barrier& cluster = w.make_named_barrier("cluster", unsigned(1 + c.ctas * c.consumers + observers));
 
     w.spawn("producer", [&w, &g, &cluster, c, ctas, empty_count] {
@@ -111,9 +111,12 @@ program make_pipeline(pipe_cfg c, std::shared_ptr<int> bad) {
     };
     for (int cc = 0; cc < c.ctas; ++cc)
       for (int j = 0; j < c.consumers; ++j)
-        w.spawn("consumer " + std::to_string(j) + " of CTA " + std::to_string(cc), [consume, cc, j] { consume(cc, j, true); }, cc);
+        w.spawn(
+            "consumer " + std::to_string(j) + " of CTA " + std::to_string(cc),
+            [consume, cc, j] { consume(cc, j, true); }, cc);
     if (c.observer)
-      w.spawn("observer", [consume, c] { consume(0, 99, c.observer_counted); }, 0);
+      w.spawn(
+          "observer", [consume, c] { consume(0, 99, c.observer_counted); }, 0);
   };
 }
 
@@ -121,9 +124,9 @@ program make_pipeline(pipe_cfg c, std::shared_ptr<int> bad) {
 // to global memory with a bulk store, and the tile is rewritten for the next output.
 struct store_cfg {
   int iters = 3;
-  bool fence = true;                 // bug when false: no fence.proxy.async by the writers
-  bool fence_by_issuer_only = false; // bug: the issuing thread fences, the writers do not
-  bool wait_read = true;             // bug when false: tile rewritten before wait_group.read
+  bool fence = true;                  // bug when false: no fence.proxy.async by the writers
+  bool fence_by_issuer_only = false;  // bug: the issuing thread fences, the writers do not
+  bool wait_read = true;              // bug when false: tile rewritten before wait_group.read
 };
 
 program make_store(store_cfg c, std::shared_ptr<int> bad) {
@@ -151,7 +154,8 @@ program make_store(store_cfg c, std::shared_ptr<int> bad) {
           for (int k = 0; k < c.iters; ++k)
             for (int h = 0; h < 2; ++h)
               for (size_t i = 0; i < kStage / 2; ++i)
-                if (out.load<uint8_t>(size_t(k) * kStage + size_t(h) * (kStage / 2) + i) != uint8_t(k * 31 + h * 100 + int(i)))
+                if (out.load<uint8_t>(size_t(k) * kStage + size_t(h) * (kStage / 2) + i) !=
+                    uint8_t(k * 31 + h * 100 + int(i)))
                   ++*bad;
         }
       });
@@ -183,7 +187,8 @@ outcome expect_reported(const program& p, std::vector<error_kind> kinds, std::ve
   return o;
 }
 
-const std::vector<error_kind> kHazard = {error_kind::raw_hazard, error_kind::war_hazard, error_kind::undefined_behavior};
+const std::vector<error_kind> kHazard = {error_kind::raw_hazard, error_kind::war_hazard,
+                                         error_kind::undefined_behavior};
 const std::vector<error_kind> kHazardOrDeadlock = {error_kind::raw_hazard, error_kind::war_hazard,
                                                    error_kind::undefined_behavior, error_kind::deadlock};
 

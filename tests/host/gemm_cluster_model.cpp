@@ -75,55 +75,61 @@ outcome run_cluster(cluster_shape cs, twin t, uint64_t seed) {
     const hopper::pipeline_params params{kReaders, uint32_t(ctas), mc};
 
     for (int b = 0; b < ctas; ++b) {
-      w.spawn("producer", [&w, host, st, stage_buf, params, cs, t, b, va, vb] {
-        pipeline_backend be(*host, b, 0, true);
-        pipe_t pipe = pipe_t::init((*st)[size_t(b)], params, be);
-        const int rm = cs.row(b), rn = cs.col(b);
-        const uint16_t a_peers = t == twin::a_to_whole_cluster ? uint16_t((1u << cs.size()) - 1u) : cs.a_peers(b);
-        const uint16_t b_peers = cs.b_peers(b);
-        const auto targets = [&](uint16_t mask, uint32_t stage) {
-          std::vector<world::target> v;
-          for (int r = 0; r < cs.size(); ++r)
-            if (mask & (1u << r)) v.push_back({stage_buf[size_t(r)], (*st)[size_t(r)].full[stage]});
-          return v;
-        };
-        auto s = pipe.producer_start();
-        for (; s.iter() < uint32_t(kBlocks); ++s) {
-          const uint32_t own = kTileBytes / uint32_t(cs.n) + kTileBytes / uint32_t(cs.m);
-          pipe.acquire(s, t == twin::expect_own_shares_only ? own : kStageBytes);
-          const size_t base = size_t(s.index()) * kStageBytes;
-          const int a_rows = kRows / cs.n, b_rows = kRows / cs.m;
-          const int64_t k0 = int64_t(s.iter()) * 64;
-          w.cp_async_bulk_tensor_shared_global_multicast(targets(a_peers, s.index()),
-                                                         base + size_t(rn * a_rows) * kRowBytes, va,
-                                                         {k0, int64_t(rm * kRows + rn * a_rows)});
-          w.cp_async_bulk_tensor_shared_global_multicast(targets(b_peers, s.index()),
-                                                         base + kTileBytes + size_t(rm * b_rows) * kRowBytes, vb,
-                                                         {k0, int64_t(rn * kRows + rm * b_rows)});
-          pipe.commit(s);
-        }
-        pipe.drain(s);  // every CTA released every stage: no peer arrives here after we exit
-      }, b);
+      w.spawn(
+          "producer",
+          [&w, host, st, stage_buf, params, cs, t, b, va, vb] {
+            pipeline_backend be(*host, b, 0, true);
+            pipe_t pipe = pipe_t::init((*st)[size_t(b)], params, be);
+            const int rm = cs.row(b), rn = cs.col(b);
+            const uint16_t a_peers = t == twin::a_to_whole_cluster ? uint16_t((1u << cs.size()) - 1u) : cs.a_peers(b);
+            const uint16_t b_peers = cs.b_peers(b);
+            const auto targets = [&](uint16_t mask, uint32_t stage) {
+              std::vector<world::target> v;
+              for (int r = 0; r < cs.size(); ++r)
+                if (mask & (1u << r)) v.push_back({stage_buf[size_t(r)], (*st)[size_t(r)].full[stage]});
+              return v;
+            };
+            auto s = pipe.producer_start();
+            for (; s.iter() < uint32_t(kBlocks); ++s) {
+              const uint32_t own = kTileBytes / uint32_t(cs.n) + kTileBytes / uint32_t(cs.m);
+              pipe.acquire(s, t == twin::expect_own_shares_only ? own : kStageBytes);
+              const size_t base = size_t(s.index()) * kStageBytes;
+              const int a_rows = kRows / cs.n, b_rows = kRows / cs.m;
+              const int64_t k0 = int64_t(s.iter()) * 64;
+              w.cp_async_bulk_tensor_shared_global_multicast(targets(a_peers, s.index()),
+                                                             base + size_t(rn * a_rows) * kRowBytes, va,
+                                                             {k0, int64_t(rm * kRows + rn * a_rows)});
+              w.cp_async_bulk_tensor_shared_global_multicast(targets(b_peers, s.index()),
+                                                             base + kTileBytes + size_t(rm * b_rows) * kRowBytes, vb,
+                                                             {k0, int64_t(rn * kRows + rm * b_rows)});
+              pipe.commit(s);
+            }
+            pipe.drain(s);  // every CTA released every stage: no peer arrives here after we exit
+          },
+          b);
       for (uint32_t k = 0; k < kReaders; ++k)
-        w.spawn("consumer " + std::to_string(k), [&ga, &gb, host, st, stage_buf, params, cs, b, k, bad, a_pitch] {
-          pipeline_backend be(*host, b, 1 + k, false);
-          pipe_t pipe = pipe_t::init((*st)[size_t(b)], params, be);
-          std::vector<uint8_t> got(kStageBytes);
-          auto s = pipe.consumer_start();
-          for (; s.iter() < uint32_t(kBlocks); ++s) {
-            pipe.wait(s);
-            stage_buf[size_t(b)]->read(size_t(s.index()) * kStageBytes, got.data(), kStageBytes);
-            for (int r = 0; r < kRows; ++r)
-              for (int i = 0; i < kRowBytes; ++i) {
-                const size_t col = size_t(s.iter()) * kRowBytes + size_t(i);
-                *bad += got[size_t(r * kRowBytes + i)] !=
-                        ga.host_data()[size_t(cs.row(b) * kRows + r) * a_pitch + col];
-                *bad += got[kTileBytes + size_t(r * kRowBytes + i)] !=
-                        gb.host_data()[size_t(cs.col(b) * kRows + r) * a_pitch + col];
+        w.spawn(
+            "consumer " + std::to_string(k),
+            [&ga, &gb, host, st, stage_buf, params, cs, b, k, bad, a_pitch] {
+              pipeline_backend be(*host, b, 1 + k, false);
+              pipe_t pipe = pipe_t::init((*st)[size_t(b)], params, be);
+              std::vector<uint8_t> got(kStageBytes);
+              auto s = pipe.consumer_start();
+              for (; s.iter() < uint32_t(kBlocks); ++s) {
+                pipe.wait(s);
+                stage_buf[size_t(b)]->read(size_t(s.index()) * kStageBytes, got.data(), kStageBytes);
+                for (int r = 0; r < kRows; ++r)
+                  for (int i = 0; i < kRowBytes; ++i) {
+                    const size_t col = size_t(s.iter()) * kRowBytes + size_t(i);
+                    *bad +=
+                        got[size_t(r * kRowBytes + i)] != ga.host_data()[size_t(cs.row(b) * kRows + r) * a_pitch + col];
+                    *bad += got[kTileBytes + size_t(r * kRowBytes + i)] !=
+                            gb.host_data()[size_t(cs.col(b) * kRows + r) * a_pitch + col];
+                  }
+                pipe.release(s);
               }
-            pipe.release(s);
-          }
-        }, b);
+            },
+            b);
     }
   };
   outcome r = run_once(p, o);
@@ -183,8 +189,7 @@ TEST(GemmClusterModel, TwoByTwoReleasesToTheDiagonalAreNotOrdered) {
     if (o.ok) continue;
     ++reported;
     EXPECT_EQ(o.kind, error_kind::undefined_behavior) << o.message;
-    EXPECT_NE(o.message.find("arrives again before observing the completion of phase"), std::string::npos)
-        << o.message;
+    EXPECT_NE(o.message.find("arrives again before observing the completion of phase"), std::string::npos) << o.message;
     EXPECT_NE(o.message.find("empty["), std::string::npos) << o.message;
   }
   EXPECT_GT(reported, 0) << "the 2 x 2 release-to-all protocol was never reported";

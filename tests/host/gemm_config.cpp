@@ -86,10 +86,13 @@ TEST(GemmConfig, RuleAndBudget) {
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster_m, 1);  // a single M tile: nobody to share B with
-  EXPECT_EQ(c.splits, 2);   // 64 tiles for 132 SMs, 128 k-blocks: two k-halves fill the machine
-  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
-           {8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048}, {16384, 16384, 4096}, {8192, 8192, 1024},
-           {4096, 14336, 4096}}) {
+  EXPECT_EQ(c.splits, 2);     // 64 tiles for 132 SMs, 128 k-blocks: two k-halves fill the machine
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{{8192, 8192, 8192},
+                                                               {4096, 4096, 4096},
+                                                               {2048, 2048, 2048},
+                                                               {16384, 16384, 4096},
+                                                               {8192, 8192, 1024},
+                                                               {4096, 14336, 4096}}) {
     c = choose_config(make(m, n, k), sms);  // enough tiles: 128 x 256, no split
     EXPECT_EQ(c.bn, 256) << m << "x" << n << "x" << k;
     EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
@@ -131,25 +134,25 @@ TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
 }
 
 TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
-  const int sms = 132;  // 66 clusters of 2
-  EXPECT_TRUE(choose_config(make(8192, 8192, 8192), sms).stream_k);     // 34 of 66 in the last round, 128 k-blocks
-  EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);    // 38 of 66, 64 k-blocks
-  EXPECT_FALSE(choose_config(make(4096, 4096, 4096), sms).stream_k);    // 58 of 66: saves 8 k-blocks
-  EXPECT_FALSE(choose_config(make(8192, 8192, 1024), sms).stream_k);    // 16 k-blocks
-  EXPECT_TRUE(choose_config(make(16384, 16384, 4096), sms).stream_k);   // a tail of 4: joins the round before
-  EXPECT_TRUE(choose_config(make(3072, 3072, 3072), sms).stream_k);     // 12 of 66 (+ 66), 48 k-blocks
-  EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);    // one partial round only
-  EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);     // split-K instead
-  EXPECT_FALSE(choose_config(make(3072, 3072, 1024), sms).stream_k);    // saves 13 k-blocks: ping-pong
+  const int sms = 132;                                                 // 66 clusters of 2
+  EXPECT_TRUE(choose_config(make(8192, 8192, 8192), sms).stream_k);    // 34 of 66 in the last round, 128 k-blocks
+  EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);   // 38 of 66, 64 k-blocks
+  EXPECT_FALSE(choose_config(make(4096, 4096, 4096), sms).stream_k);   // 58 of 66: saves 8 k-blocks
+  EXPECT_FALSE(choose_config(make(8192, 8192, 1024), sms).stream_k);   // 16 k-blocks
+  EXPECT_TRUE(choose_config(make(16384, 16384, 4096), sms).stream_k);  // a tail of 4: joins the round before
+  EXPECT_TRUE(choose_config(make(3072, 3072, 3072), sms).stream_k);    // 12 of 66 (+ 66), 48 k-blocks
+  EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);   // one partial round only
+  EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);    // split-K instead
+  EXPECT_FALSE(choose_config(make(3072, 3072, 1024), sms).stream_k);   // saves 13 k-blocks: ping-pong
 }
 
 TEST(GemmWorkSchedule, ShortLastRoundJoinsTheRoundBefore) {
-  EXPECT_EQ(stream_k_region(132, 66), 0);       // even rounds
-  EXPECT_EQ(stream_k_region(40, 66), 0);        // less than one round
-  EXPECT_EQ(stream_k_region(896, 66), 38);      // 4096 x 14336: 38 >= 66 / 3
+  EXPECT_EQ(stream_k_region(132, 66), 0);        // even rounds
+  EXPECT_EQ(stream_k_region(40, 66), 0);         // less than one round
+  EXPECT_EQ(stream_k_region(896, 66), 38);       // 4096 x 14336: 38 >= 66 / 3
   EXPECT_EQ(stream_k_region(4096, 66), 4 + 66);  // 16384^2: a tail of 4
   EXPECT_EQ(stream_k_region(144, 66), 12 + 66);  // 3072^3
-  EXPECT_EQ(stream_k_region(88, 66), 22);       // 22 = 66 / 3
+  EXPECT_EQ(stream_k_region(88, 66), 22);        // 22 = 66 / 3
   EXPECT_EQ(stream_k_region(87, 66), 21 + 66);
   // With the round before, every share is at least one tile long: no tile has more than 2 pieces.
   for (int total : {67, 70, 87, 144, 4096})
@@ -159,7 +162,8 @@ TEST(GemmWorkSchedule, ShortLastRoundJoinsTheRoundBefore) {
       work_schedule w{order, kb, 66, 1, total - sk};
       for (int c = 0; c < 66; ++c) {
         work_item it;
-        for (auto cur = w.start(c); w.next(cur, it);) EXPECT_LE(it.slots, 2) << total << " tiles, " << kb << " k-blocks";
+        for (auto cur = w.start(c); w.next(cur, it);)
+          EXPECT_LE(it.slots, 2) << total << " tiles, " << kb << " k-blocks";
       }
     }
 }
@@ -211,8 +215,8 @@ TEST(GemmConfig, ForcedConfigurationsAreCheckedByName) {
 }
 
 TEST(GemmTileScheduler, EveryTileOnceForAnyClusterCount) {
-  for (auto [rows, cols, group] : std::vector<std::tuple<int, int, int>>{
-           {32, 32, 8}, {1, 64, 8}, {7, 5, 8}, {33, 3, 8}, {16, 17, 4}, {5, 9, 1}}) {
+  for (auto [rows, cols, group] :
+       std::vector<std::tuple<int, int, int>>{{32, 32, 8}, {1, 64, 8}, {7, 5, 8}, {33, 3, 8}, {16, 17, 4}, {5, 9, 1}}) {
     tile_scheduler s{rows, cols, group};
     for (int clusters : {1, 2, 7, 66, 200}) {
       std::set<std::pair<int, int>> seen;
@@ -271,10 +275,12 @@ void check_schedule(const work_schedule& w) {
     if (w.dp_tiles < total) sk_min = std::min(sk_min, sk), sk_max = std::max(sk_max, sk);
   }
   for (int t = 0; t < total; ++t) {
-    for (int kb = 0; kb < w.k_blocks; ++kb) ASSERT_NE(owner[t][kb], -1) << "tile " << t << " k-block " << kb << " never";
+    for (int kb = 0; kb < w.k_blocks; ++kb)
+      ASSERT_NE(owner[t][kb], -1) << "tile " << t << " k-block " << kb << " never";
     std::sort(pieces[t].begin(), pieces[t].end());
     ASSERT_EQ(int(pieces[t].size()), slots_of[t]) << "tile " << t;
-    for (int j = 0; j < int(pieces[t].size()); ++j) ASSERT_EQ(pieces[t][j].second, j) << "tile " << t << ": slots out of k order";
+    for (int j = 0; j < int(pieces[t].size()); ++j)
+      ASSERT_EQ(pieces[t][j].second, j) << "tile " << t << ": slots out of k order";
   }
   if (w.dp_tiles < total) EXPECT_LE(sk_max - sk_min, 1) << "stream-K shares differ by more than one k-block";
 }
@@ -330,16 +336,21 @@ TEST(GemmConfig, PingPongOnlyWhereBigTilesQuantizeBadly) {
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster_m, 2);
   EXPECT_EQ(c.splits, 1);
-  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
-           {3072, 3072, 3072}, {6144, 6144, 6144}, {12288, 12288, 12288}, {16384, 16384, 16384}, {1024, 1024, 1024}, {512, 512, 512},
-           {128, 8192, 8192}, {1, 8, 8}})
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{{3072, 3072, 3072},
+                                                               {6144, 6144, 6144},
+                                                               {12288, 12288, 12288},
+                                                               {16384, 16384, 16384},
+                                                               {1024, 1024, 1024},
+                                                               {512, 512, 512},
+                                                               {128, 8192, 8192},
+                                                               {1, 8, 8}})
     EXPECT_FALSE(choose_config(make(m, n, k), sms).pingpong) << m << "x" << n << "x" << k;
 }
 
 TEST(GemmConfig, SplitKOnlyForFewTilesWithLongK) {
   const int sms = 132;
-  EXPECT_EQ(choose_config(make(128, 4096, 8192), sms).splits, 4);   // 32 tiles, 128 k-blocks
-  EXPECT_EQ(choose_config(make(128, 8192, 2048), sms).splits, 1);   // 32 k-blocks: too short to split
+  EXPECT_EQ(choose_config(make(128, 4096, 8192), sms).splits, 4);  // 32 tiles, 128 k-blocks
+  EXPECT_EQ(choose_config(make(128, 8192, 2048), sms).splits, 1);  // 32 k-blocks: too short to split
   EXPECT_EQ(choose_config(make(128, 8192, 4096), sms).splits, 2);
   EXPECT_EQ(choose_config(make(512, 512, 512), sms).splits, 1);
   EXPECT_EQ(choose_config(make(3072, 3072, 3072), sms).splits, 1);  // 3 waves already

@@ -27,7 +27,8 @@ sass compile(const std::string& defs, const std::string& tag) {
   if (cuobjdump.empty()) return {"", "cuobjdump not found (set CUOBJDUMP or PATH)"};
   const std::string src = HOPPER_SOURCE_DIR;
   const std::string cubin = std::string(HOPPER_BINARY_DIR) + "/gemm_sass_" + tag + ".cubin";
-  const auto log = hopper_test::compile_cubin(nvcc, src, src + "/kernels/gemm/gemm_instance.cu", cubin, "-Xptxas -v " + defs);
+  const auto log =
+      hopper_test::compile_cubin(nvcc, src, src + "/kernels/gemm/gemm_instance.cu", cubin, "-Xptxas -v " + defs);
   if (log.status != 0) {
     ADD_FAILURE() << "nvcc failed:\n" << log.output;
     return {"", ""};
@@ -93,15 +94,15 @@ TEST(GemmSass, Tile64x128Cluster2) {  // 64-row tiles: each warpgroup a 64 x 64 
 }
 
 TEST(GemmSass, Tile128x128NoCluster) {
-  const sass s = compile("-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_CLUSTER_M=1",
-                         "128_c1");
+  const sass s = compile(
+      "-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_CLUSTER_M=1", "128_c1");
   if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
   check_main_loop(s, "HGMMA.64x128x16.F32.BF16");
 }
 
 TEST(GemmSass, PingPong128x128Cluster2) {
-  const sass s = compile("-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_PINGPONG=true",
-                         "pp_c2");
+  const sass s = compile(
+      "-DHOPPER_GEMM_INSTANCE_BN=128 -DHOPPER_GEMM_INSTANCE_STAGES=6 -DHOPPER_GEMM_INSTANCE_PINGPONG=true", "pp_c2");
   if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;
   // Two m64n128k16 (rows 0-63 and 64-127 of the warpgroup's tile) per k-step: 8 per stage.
   check_main_loop(s, "HGMMA.64x128x16.F32.BF16");

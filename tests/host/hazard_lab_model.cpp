@@ -32,11 +32,16 @@ enum class lab_case {
 
 const char* name_of(lab_case c) {
   switch (c) {
-    case lab_case::raw_proxy_bulk_store: return "raw_proxy_bulk_store";
-    case lab_case::raw_proxy_dsmem_copy: return "raw_proxy_dsmem_copy";
-    case lab_case::war_refill_before_release: return "war_refill_before_release";
-    case lab_case::war_store_source_reuse: return "war_store_source_reuse";
-    case lab_case::release_acquire_mbarrier: return "release_acquire_mbarrier";
+    case lab_case::raw_proxy_bulk_store:
+      return "raw_proxy_bulk_store";
+    case lab_case::raw_proxy_dsmem_copy:
+      return "raw_proxy_dsmem_copy";
+    case lab_case::war_refill_before_release:
+      return "war_refill_before_release";
+    case lab_case::war_store_source_reuse:
+      return "war_store_source_reuse";
+    case lab_case::release_acquire_mbarrier:
+      return "release_acquire_mbarrier";
   }
   return "?";
 }
@@ -141,11 +146,15 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
         const auto s = t.shared_buffer("tile", 1, tile, 4).as<uint32_t>();
         const gmem<uint32_t> o(out);
         if (c == lab_case::raw_proxy_bulk_store) {
-          if (k.protect) hl::raw_proxy_bulk_store_body<target, true>(t, s, o, k.runs, words, dseed);
-          else hl::raw_proxy_bulk_store_body<target, false>(t, s, o, k.runs, words, dseed);
+          if (k.protect)
+            hl::raw_proxy_bulk_store_body<target, true>(t, s, o, k.runs, words, dseed);
+          else
+            hl::raw_proxy_bulk_store_body<target, false>(t, s, o, k.runs, words, dseed);
         } else {
-          if (k.protect) hl::war_store_source_reuse_body<target, true>(t, s, o, k.runs, words, dseed);
-          else hl::war_store_source_reuse_body<target, false>(t, s, o, k.runs, words, dseed);
+          if (k.protect)
+            hl::war_store_source_reuse_body<target, true>(t, s, o, k.runs, words, dseed);
+          else
+            hl::war_store_source_reuse_body<target, false>(t, s, o, k.runs, words, dseed);
         }
       });
       if (run_world(w, r)) check_slots(seed, out, k.runs, words, dseed, expect_xor, r);
@@ -158,8 +167,10 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
         const auto s = t.shared_buffer("smem", 1, 2 * tile, 4).as<uint32_t>();  // tile, then inbox
         auto& b = t.cta_shared<landed_slots>("barriers");
         const gmem<uint32_t> o(out);
-        if (k.protect) hl::raw_proxy_dsmem_copy_body<target, true>(t, s, {b.landed}, o, k.runs, words, dseed);
-        else hl::raw_proxy_dsmem_copy_body<target, false>(t, s, {b.landed}, o, k.runs, words, dseed);
+        if (k.protect)
+          hl::raw_proxy_dsmem_copy_body<target, true>(t, s, {b.landed}, o, k.runs, words, dseed);
+        else
+          hl::raw_proxy_dsmem_copy_body<target, false>(t, s, {b.landed}, o, k.runs, words, dseed);
       });
       if (run_world(w, r)) check_slots(seed, out, k.runs, words, dseed, expect_xor, r);
       return r;
@@ -294,9 +305,9 @@ TEST(HazardLabModel, RawAcrossProxiesDsmemCopy) {
   const lab_config k;
   expect_clean(lab_case::raw_proxy_dsmem_copy, k);
   // The source tile is in CTA 0 of the cluster; the copy lands in CTA 1's inbox.
-  expect_flagged_always(lab_case::raw_proxy_dsmem_copy, k, error_kind::raw_hazard, "smem", {0},
-                        {"fence.proxy.async", "bulk copy 'smem'+0 (CTA 0) -> 'smem'+" + std::to_string(k.tile_bytes) +
-                                                  " (CTA 1)"});
+  expect_flagged_always(
+      lab_case::raw_proxy_dsmem_copy, k, error_kind::raw_hazard, "smem", {0},
+      {"fence.proxy.async", "bulk copy 'smem'+0 (CTA 0) -> 'smem'+" + std::to_string(k.tile_bytes) + " (CTA 1)"});
   expect_planted_fault_counted(lab_case::raw_proxy_dsmem_copy, k);
 }
 

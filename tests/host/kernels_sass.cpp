@@ -60,8 +60,9 @@ TEST(KernelsSass, TargetKernelsCompileToTheHandWrittenInstructions) {
   ASSERT_GT(ref.size(), 100u) << "tests/sass/kernels_reference.txt is missing or short";
 
   const std::string out = std::string(HOPPER_BINARY_DIR) + "/kernels_sass";
-  const auto c = hopper_test::compile_cubin(nvcc, HOPPER_SOURCE_DIR, std::string(HOPPER_SOURCE_DIR) + "/tests/sass/kernels.cu",
-                                            out + ".cubin", "--expt-relaxed-constexpr");
+  const auto c =
+      hopper_test::compile_cubin(nvcc, HOPPER_SOURCE_DIR, std::string(HOPPER_SOURCE_DIR) + "/tests/sass/kernels.cu",
+                                 out + ".cubin", "--expt-relaxed-constexpr");
   ASSERT_EQ(c.status, 0) << "nvcc failed:\n" << c.output;
   const auto d = hopper_test::dump_sass(hopper_test::find_on_path("cuobjdump"), out + ".cubin");
   ASSERT_EQ(d.status, 0) << "cuobjdump failed:\n" << d.output;
@@ -82,8 +83,9 @@ TEST(KernelsSass, TargetKernelsCompileToTheHandWrittenInstructions) {
     else
       reordered += "  " + name + "\n";
   }
-  std::printf("%zu of %zu kernels byte-identical; the others have the same instructions, registers or order differ:\n%s",
-              identical, ref.size(), reordered.c_str());
+  std::printf(
+      "%zu of %zu kernels byte-identical; the others have the same instructions, registers or order differ:\n%s",
+      identical, ref.size(), reordered.c_str());
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ void expect_reject(const std::function<void()>& f, std::initializer_list<std::st
     ADD_FAILURE() << "accepted a value that must be rejected";
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
-    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "message '" << msg << "' lacks '" << n << "'";
+    for (const auto& n : needles)
+      EXPECT_NE(msg.find(n), std::string::npos) << "message '" << msg << "' lacks '" << n << "'";
   }
 }
 

@@ -137,7 +137,7 @@ TEST(ModelMbarrier, UndefinedCasesAreReportedWithValues) {
   EXPECT_EQ(kind_of([&] { b.complete_tx(1); }), error_kind::undefined_behavior);  // below -(2^20-1)
   b.inval();
   EXPECT_EQ(kind_of([&] { b.test_wait_parity(0); }), error_kind::undefined_behavior);  // after inval
-  b.init(1);  // init after inval is defined
+  b.init(1);                                                                           // init after inval is defined
   EXPECT_EQ(b.phase(), 0u);
 }
 
@@ -166,11 +166,21 @@ TEST(ModelMbarrier, RandomOperationsKeepInvariants) {
       const uint64_t before = b.phase();
       try {
         switch (rng() % 5) {
-          case 0: b.arrive(1 + uint32_t(rng() % 3)); break;
-          case 1: b.arrive_expect_tx(uint32_t(rng() % 4) * 16); break;
-          case 2: b.complete_tx(uint32_t(rng() % 4) * 16); break;
-          case 3: b.expect_tx(uint32_t(rng() % 4) * 16); break;
-          default: b.arrive_drop(); break;
+          case 0:
+            b.arrive(1 + uint32_t(rng() % 3));
+            break;
+          case 1:
+            b.arrive_expect_tx(uint32_t(rng() % 4) * 16);
+            break;
+          case 2:
+            b.complete_tx(uint32_t(rng() % 4) * 16);
+            break;
+          case 3:
+            b.expect_tx(uint32_t(rng() % 4) * 16);
+            break;
+          default:
+            b.arrive_drop();
+            break;
         }
       } catch (const model_error& e) {
         ASSERT_EQ(e.kind(), error_kind::undefined_behavior);

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
-#include <string>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "hopper/model/model.hpp"
@@ -105,7 +105,10 @@ TEST(ModelScheduler, TaskExceptionsStopTheRunAndUnwind) {
   program p = [alive](world& w) {
     barrier& b = w.make_barrier("b");
     w.spawn("a", [&b, alive] {
-      struct guard { std::shared_ptr<int> n; ~guard() { --*n; } } g{alive};
+      struct guard {
+        std::shared_ptr<int> n;
+        ~guard() { --*n; }
+      } g{alive};
       ++*alive;
       b.init(1);
       b.wait(0);  // blocked when the other task misbehaves
@@ -221,25 +224,31 @@ TEST(ModelMemory, CopyCarriesRealBytesAndMulticastCountsEveryCta) {
     barrier& f0 = w.make_barrier("full", 0);
     barrier& f1 = w.make_barrier("full", 1);
     named_barrier& cl = w.make_named_barrier("cluster", 2);
-    w.spawn("cta0", [&] {
-      f0.init(1);
-      w.fence_mbarrier_init();
-      cl.sync();
-      f0.arrive_expect_tx(32);
-      f1.arrive_expect_tx(32);  // remote arrive on CTA 1's barrier
-      w.cp_async_bulk_shared_global_multicast({{&s0, &f0}, {&s1, &f1}}, 0, g, 0, 32);
-      f0.wait(0);
-      if (s0.load<uint8_t>(31) != 93) throw model_error(error_kind::raw_hazard, "bad byte in CTA 0");
-      cl.sync();
-    }, 0);
-    w.spawn("cta1", [&] {
-      f1.init(1);
-      w.fence_mbarrier_init();
-      cl.sync();
-      f1.wait(0);
-      if (s1.load<uint8_t>(5) != 15) throw model_error(error_kind::raw_hazard, "bad byte in CTA 1");
-      cl.sync();
-    }, 1);
+    w.spawn(
+        "cta0",
+        [&] {
+          f0.init(1);
+          w.fence_mbarrier_init();
+          cl.sync();
+          f0.arrive_expect_tx(32);
+          f1.arrive_expect_tx(32);  // remote arrive on CTA 1's barrier
+          w.cp_async_bulk_shared_global_multicast({{&s0, &f0}, {&s1, &f1}}, 0, g, 0, 32);
+          f0.wait(0);
+          if (s0.load<uint8_t>(31) != 93) throw model_error(error_kind::raw_hazard, "bad byte in CTA 0");
+          cl.sync();
+        },
+        0);
+    w.spawn(
+        "cta1",
+        [&] {
+          f1.init(1);
+          w.fence_mbarrier_init();
+          cl.sync();
+          f1.wait(0);
+          if (s1.load<uint8_t>(5) != 15) throw model_error(error_kind::raw_hazard, "bad byte in CTA 1");
+          cl.sync();
+        },
+        1);
   };
   const exploration e = explore_seeds(p, 1, 300);
   EXPECT_TRUE(e.clean()) << e.summary();
@@ -279,27 +288,33 @@ program copy_relay(bool producer_waits) {
     for (int k = 0; k < R; ++k) full.push_back(&w.make_barrier("full[" + std::to_string(k) + "]", 0));
     barrier& empty = w.make_barrier("empty", 1);
     named_barrier& cluster = w.make_named_barrier("barrier.cluster", 2);
-    w.spawn("producer", [&w, &g, &s, &empty, &cluster, full, producer_waits] {
-      empty.init(1);
-      w.fence_mbarrier_init();
-      cluster.sync();
-      for (int k = 0; k < R; ++k) {
-        if (producer_waits && k > 0) empty.wait_phase(uint64_t(k - 1));
-        w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k)), g, size_t(16 * k), 16, *full[size_t(k)]);
-      }
-      for (int k = producer_waits ? R - 1 : 0; k < R; ++k) empty.wait_phase(uint64_t(k));  // drain: CTA 1 lives on
-    }, 1);
-    w.spawn("consumer", [&w, &s, &empty, &cluster, full] {
-      for (barrier* f : full) f->init(1);
-      w.fence_mbarrier_init();
-      cluster.sync();
-      for (int k = 0; k < R; ++k) {
-        full[size_t(k)]->arrive_expect_tx(16);
-        full[size_t(k)]->wait(0);
-        (void)s.load<uint32_t>(s.stage_offset(size_t(k)) / 4);
-        empty.arrive();  // remote: CTA 1's barrier
-      }
-    }, 0);
+    w.spawn(
+        "producer",
+        [&w, &g, &s, &empty, &cluster, full, producer_waits] {
+          empty.init(1);
+          w.fence_mbarrier_init();
+          cluster.sync();
+          for (int k = 0; k < R; ++k) {
+            if (producer_waits && k > 0) empty.wait_phase(uint64_t(k - 1));
+            w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k)), g, size_t(16 * k), 16, *full[size_t(k)]);
+          }
+          for (int k = producer_waits ? R - 1 : 0; k < R; ++k) empty.wait_phase(uint64_t(k));  // drain: CTA 1 lives on
+        },
+        1);
+    w.spawn(
+        "consumer",
+        [&w, &s, &empty, &cluster, full] {
+          for (barrier* f : full) f->init(1);
+          w.fence_mbarrier_init();
+          cluster.sync();
+          for (int k = 0; k < R; ++k) {
+            full[size_t(k)]->arrive_expect_tx(16);
+            full[size_t(k)]->wait(0);
+            (void)s.load<uint32_t>(s.stage_offset(size_t(k)) / 4);
+            empty.arrive();  // remote: CTA 1's barrier
+          }
+        },
+        0);
   };
 }
 
@@ -326,23 +341,29 @@ program store_then_copy(bool producer_arms) {
     buffer& s = w.make_shared("s", 1, 16, 0);
     barrier& full = w.make_barrier("full", 0);
     named_barrier& cluster = w.make_named_barrier("barrier.cluster", 2);
-    w.spawn("producer", [&w, &g, &s, &full, &note, &cluster, producer_arms] {
-      cluster.sync();
-      note.store<int>(0, 42);
-      if (producer_arms) full.arrive_expect_tx(16);  // release: the store is published
-      w.cp_async_bulk_shared_global(s, 0, g, 0, 16, full);
-      cluster.sync();
-    }, 1);
-    w.spawn("consumer", [&w, &s, &full, &note, &cluster, producer_arms] {
-      full.init(1);
-      w.fence_mbarrier_init();
-      cluster.sync();
-      if (!producer_arms) full.arrive_expect_tx(16);
-      full.wait(0);
-      (void)s.load<int>(0);
-      if (note.load<int>(0) != 42) throw model_error(error_kind::raw_hazard, "the note is not there");
-      cluster.sync();
-    }, 0);
+    w.spawn(
+        "producer",
+        [&w, &g, &s, &full, &note, &cluster, producer_arms] {
+          cluster.sync();
+          note.store<int>(0, 42);
+          if (producer_arms) full.arrive_expect_tx(16);  // release: the store is published
+          w.cp_async_bulk_shared_global(s, 0, g, 0, 16, full);
+          cluster.sync();
+        },
+        1);
+    w.spawn(
+        "consumer",
+        [&w, &s, &full, &note, &cluster, producer_arms] {
+          full.init(1);
+          w.fence_mbarrier_init();
+          cluster.sync();
+          if (!producer_arms) full.arrive_expect_tx(16);
+          full.wait(0);
+          (void)s.load<int>(0);
+          if (note.load<int>(0) != 42) throw model_error(error_kind::raw_hazard, "the note is not there");
+          cluster.sync();
+        },
+        0);
   };
 }
 

@@ -138,8 +138,10 @@ program tiled_pipeline(mutation m) {
         // The bug of the second mutation: waiting for the stage's previous bytes to land (full)
         // instead of for the consumer's release (empty) before refilling it.
         if (k >= stages) {
-          if (m == mutation::refill_after_full_not_empty) full[size_t(st)]->wait((round - 1) & 1u);
-          else empty[size_t(st)]->wait((round - 1) & 1u);
+          if (m == mutation::refill_after_full_not_empty)
+            full[size_t(st)]->wait((round - 1) & 1u);
+          else
+            empty[size_t(st)]->wait((round - 1) & 1u);
         }
         full[size_t(st)]->arrive_expect_tx(m == mutation::expect_fewer_bytes ? box_bytes - 16 : box_bytes);
         w.cp_async_bulk_tensor_shared_global(s, s.stage_offset(size_t(st)), a, {0, int64_t(8 * k)}, *full[size_t(st)]);

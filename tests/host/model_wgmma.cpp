@@ -54,10 +54,14 @@ struct op_layout {
   uint32_t bytes() const { return boxes() * box_bytes(); }
   ptx::wgmma_swizzle mode() const {
     switch (sw) {
-      case swizzle::b128: return ptx::wgmma_swizzle::b128;
-      case swizzle::b64: return ptx::wgmma_swizzle::b64;
-      case swizzle::b32: return ptx::wgmma_swizzle::b32;
-      default: return ptx::wgmma_swizzle::none;
+      case swizzle::b128:
+        return ptx::wgmma_swizzle::b128;
+      case swizzle::b64:
+        return ptx::wgmma_swizzle::b64;
+      case swizzle::b32:
+        return ptx::wgmma_swizzle::b32;
+      default:
+        return ptx::wgmma_swizzle::none;
     }
   }
   // The tensor of `tiles` tiles in global memory (K-major: mn rows of K per tile; MN-major: K
@@ -65,8 +69,10 @@ struct op_layout {
   tensor_view view(buffer& g, uint32_t tiles) const {
     tensor_view v;
     v.mem = &g, v.elem_bytes = 2, v.sw = sw;
-    if (!mn_major) v.dims = {kK, uint64_t(mn) * tiles}, v.strides = {kK * 2}, v.box = {E(), mn};
-    else v.dims = {mn, uint64_t(kK) * tiles}, v.strides = {uint64_t(mn) * 2}, v.box = {E(), kK};
+    if (!mn_major)
+      v.dims = {kK, uint64_t(mn) * tiles}, v.strides = {kK * 2}, v.box = {E(), mn};
+    else
+      v.dims = {mn, uint64_t(kK) * tiles}, v.strides = {uint64_t(mn) * 2}, v.box = {E(), kK};
     return v;
   }
   int64_t c0(uint32_t box) const { return int64_t(box * E()); }
@@ -440,10 +446,11 @@ void expect_report(const config& c, error_kind kind, const std::vector<std::stri
 TEST(ModelWgmma, GenericStoreIntoAnOperandBeforeWaitGroupIsWar) {
   config c;
   c.m = mode::store_before_wait;
-  expect_report(c, error_kind::war_hazard,
-                {"shared buffer 'A stages' of CTA 0", "generic write by task 'thread 5",
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 #0 of warpgroup 0 of CTA 0 (A from 'A stages' +0",
-                 "may still be reading it"});
+  expect_report(
+      c, error_kind::war_hazard,
+      {"shared buffer 'A stages' of CTA 0", "generic write by task 'thread 5",
+       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 #0 of warpgroup 0 of CTA 0 (A from 'A stages' +0",
+       "may still be reading it"});
 }
 
 TEST(ModelWgmma, RefillReleasedBeforeWaitGroupIsWar) {
@@ -501,8 +508,8 @@ std::string run_generic_a(bool fence, uint64_t seed, bool* right) {
       const uint32_t a_base = t.smem_addr(sa), b_base = t.smem_addr(sb);
       t.wgmma_fence();
       for (uint32_t kk = 0; kk < 4; ++kk)
-        t.wgmma_m64nNk16_f32_bf16_bf16<64>(acc, ptx::make_wgmma_desc_kmajor_sw128(a_base + kk * 32), lb.desc(b_base, kk),
-                                           kk > 0);
+        t.wgmma_m64nNk16_f32_bf16_bf16<64>(acc, ptx::make_wgmma_desc_kmajor_sw128(a_base + kk * 32),
+                                           lb.desc(b_base, kk), kk > 0);
       t.wgmma_commit_group();
       t.wgmma_wait_group<0>();
       for (int i = 0; i < 32; ++i) d[t.thread() * 32 + uint32_t(i)] = acc[i];
@@ -567,49 +574,57 @@ TEST(ModelWgmma, MisusesAreReportedByName) {
     t.wgmma_m64nNk16_f32_bf16_bf16<64>(acc, da, db, false);
   };
   // no wgmma.fence before the first mma_async
-  expect_message(run_misuse(128, [&](target& t, uint32_t a, uint32_t b) {
-                   mma(t, ptx::make_wgmma_desc_kmajor_sw128(a), ptx::make_wgmma_desc_kmajor_sw128(b));
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t a, uint32_t b) {
+                              mma(t, ptx::make_wgmma_desc_kmajor_sw128(a), ptx::make_wgmma_desc_kmajor_sw128(b));
+                            }),
                  error_kind::undefined_behavior, {"warpgroup 0 of CTA 0", "no wgmma.fence"});
   // a warp that skips the mma_async meets the others at another instruction
-  expect_message(run_misuse(128, [&](target& t, uint32_t a, uint32_t b) {
-                   t.wgmma_fence();
-                   if (t.warp() == 0) mma(t, ptx::make_wgmma_desc_kmajor_sw128(a), ptx::make_wgmma_desc_kmajor_sw128(b));
-                   t.wgmma_commit_group();
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t a, uint32_t b) {
+                              t.wgmma_fence();
+                              if (t.warp() == 0)
+                                mma(t, ptx::make_wgmma_desc_kmajor_sw128(a), ptx::make_wgmma_desc_kmajor_sw128(b));
+                              t.wgmma_commit_group();
+                            }),
                  error_kind::undefined_behavior, {"warpgroup 0 of CTA 0", ".sync.aligned", "wgmma.commit_group"});
   // a warp that never comes: the others wait for ever
-  expect_message(run_misuse(128, [&](target& t, uint32_t, uint32_t) {
-                   if (t.warp() != 3) t.wgmma_fence();
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t, uint32_t) {
+                              if (t.warp() != 3) t.wgmma_fence();
+                            }),
                  error_kind::deadlock, {"wgmma.fence.sync.aligned of warpgroup 0 of CTA 0 (96 of 128 threads arrived"});
   // descriptors that differ between threads
-  expect_message(run_misuse(128, [&](target& t, uint32_t a, uint32_t b) {
-                   t.wgmma_fence();
-                   mma(t, ptx::make_wgmma_desc_kmajor_sw128(a + (t.thread() == 77 ? 32 : 0)),
-                       ptx::make_wgmma_desc_kmajor_sw128(b));
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t a, uint32_t b) {
+                              t.wgmma_fence();
+                              mma(t, ptx::make_wgmma_desc_kmajor_sw128(a + (t.thread() == 77 ? 32 : 0)),
+                                  ptx::make_wgmma_desc_kmajor_sw128(b));
+                            }),
                  error_kind::undefined_behavior, {"differ between threads", "thread 77 "});
   // an operand under no buffer (the reserved first KiB)
-  expect_message(run_misuse(128, [&](target& t, uint32_t, uint32_t b) {
-                   t.wgmma_fence();
-                   mma(t, ptx::make_wgmma_desc_kmajor_sw128(0x100), ptx::make_wgmma_desc_kmajor_sw128(b));
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t, uint32_t b) {
+                              t.wgmma_fence();
+                              mma(t, ptx::make_wgmma_desc_kmajor_sw128(0x100), ptx::make_wgmma_desc_kmajor_sw128(b));
+                            }),
                  error_kind::undefined_behavior,
                  {"operand A", "at 0x00100 before the swizzle", "shared address 0x00120 of CTA 0", "no shared buffer"});
   // B running past the end of its buffer (SBO too large)
-  expect_message(run_misuse(128, [&](target& t, uint32_t a, uint32_t b) {
-                   t.wgmma_fence();
-                   mma(t, ptx::make_wgmma_desc_kmajor_sw128(a),
-                       ptx::make_wgmma_desc(b, 16, 4096, ptx::wgmma_swizzle::b128));
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t a, uint32_t b) {
+                              t.wgmma_fence();
+                              mma(t, ptx::make_wgmma_desc_kmajor_sw128(a),
+                                  ptx::make_wgmma_desc(b, 16, 4096, ptx::wgmma_swizzle::b128));
+                            }),
                  error_kind::undefined_behavior, {"operand B", "no shared buffer"});
   // a base offset
-  expect_message(run_misuse(128, [&](target& t, uint32_t a, uint32_t b) {
-                   t.wgmma_fence();
-                   mma(t, ptx::make_wgmma_desc(a, 16, 1024, ptx::wgmma_swizzle::b128, 2),
-                       ptx::make_wgmma_desc_kmajor_sw128(b));
-                 }),
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t a, uint32_t b) {
+                              t.wgmma_fence();
+                              mma(t, ptx::make_wgmma_desc(a, 16, 1024, ptx::wgmma_swizzle::b128, 2),
+                                  ptx::make_wgmma_desc_kmajor_sw128(b));
+                            }),
                  error_kind::api_misuse, {"base offset"});
   // a block that is not a whole warpgroup
   expect_message(run_misuse(64, [&](target& t, uint32_t, uint32_t) { t.wgmma_fence(); }),

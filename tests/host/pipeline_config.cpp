@@ -138,8 +138,12 @@ TEST(PipelineState, StepsAtOnceEqualSingleSteps) {
 }
 
 TEST(PipelineState, BytesFromTileTypes) {
-  struct a_tile { float v[64][32]; };
-  struct b_tile { uint16_t v[128][64]; };
+  struct a_tile {
+    float v[64][32];
+  };
+  struct b_tile {
+    uint16_t v[128][64];
+  };
   static_assert(hopper::stage_bytes_of<a_tile, b_tile> == 64 * 32 * 4 + 128 * 64 * 2);
   EXPECT_EQ(hopper::stage_bytes_of<a_tile>, 8192u);
   hopper::pipeline_params p{8, 4, true};

@@ -242,12 +242,14 @@ TEST(PipelineModel, MutantsAreReported) {
       EXPECT_NE(o.message.find("CTA "), std::string::npos) << describe(c) << ": the report names no CTA";
       if (!mc.also.empty())
         EXPECT_NE(o.message.find(mc.also), std::string::npos)
-            << describe(c) << ": the report does not say '" << mc.also << "':\n" << o.message;
+            << describe(c) << ": the report does not say '" << mc.also << "':\n"
+            << o.message;
       if (reported == 1) std::printf("[%s] %s\n", name(c.m), o.message.substr(0, 300).c_str());
     }
     std::string kinds;
     for (size_t k = 0; k < by_kind.size(); ++k)
-      if (by_kind[k]) kinds += std::string(kinds.empty() ? "" : ", ") + to_string(error_kind(k)) + " " + std::to_string(by_kind[k]);
+      if (by_kind[k])
+        kinds += std::string(kinds.empty() ? "" : ", ") + to_string(error_kind(k)) + " " + std::to_string(by_kind[k]);
     std::printf("mutant %s (cluster %u): reported on %d of %d seeds (%s)\n", name(mc.m), mc.cluster, reported, reps,
                 kinds.c_str());
     EXPECT_GE(reported, mc.every_seed ? reps : reps / 20) << name(mc.m);

@@ -98,7 +98,8 @@ TEST(SeedMapLinks, EverySectionHasARow) {
   while (std::getline(in, line)) {
     if (line.rfind("## ", 0) == 0) in_summary = line.find("21.1") != std::string::npos;
     std::smatch m;
-    if (std::regex_search(line, m, row)) sections.insert(std::stoi(m[1].str()));
+    if (std::regex_search(line, m, row))
+      sections.insert(std::stoi(m[1].str()));
     else if (in_summary && line.rfind("| ", 0) == 0 && line.rfind("| ---", 0) != 0 &&
              line.find("summary line") == std::string::npos)
       ++summary_rows;

@@ -212,7 +212,8 @@ TEST(StreamCopyModel, FusedAxpbBothPaths) {
         buffer& yb = w.make_global("y", n * 2, 2);
         std::memcpy(xb.host_data(), x.data(), n * 2);
         std::memset(yb.host_data(), 0xFF, n * 2);
-        hk::stream_copy_config c = small(path == hk::store_path::bulk ? hk::stream_copy_config{} : hk::stream_axpb_bf16_default());
+        hk::stream_copy_config c =
+            small(path == hk::store_path::bulk ? hk::stream_copy_config{} : hk::stream_axpb_bf16_default());
         c.stages = 2;
         c.transform_warps = 2;
         const uint64_t chunks = ((n * 2 & ~uint64_t(15)) + c.stage_bytes - 1) / c.stage_bytes;
@@ -230,7 +231,7 @@ TEST(StreamCopyModel, FusedAxpbBothPaths) {
             auto& ring = t.cta_shared<ring_t>("ring");
             auto stages = t.shared_buffer("stages", ring_stages(c), c.stage_bytes);
             hk::ldst_body<2, true, hk::detail::st_kind::wb>(t, ring, stages, gmem<uint8_t>(yb), gmem<const uint8_t>(xb),
-                                                           n * 2, c.stage_bytes, hk::knobs_of(c), a, b);
+                                                            n * 2, c.stage_bytes, hk::knobs_of(c), a, b);
           });
         }
         std::string error;

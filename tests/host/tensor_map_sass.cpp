@@ -77,9 +77,9 @@ std::string function_sass(const std::string& all, const std::string& name) {
   return all.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
-#define REQUIRE_SASS()                                 \
-  const sass& s = compiled();                          \
-  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not;   \
+#define REQUIRE_SASS()                               \
+  const sass& s = compiled();                        \
+  if (!s.why_not.empty()) GTEST_SKIP() << s.why_not; \
   ASSERT_FALSE(s.text.empty())
 
 TEST(TensorMapSass, EachLoadIsOneUtmaldgOfItsRank) {
@@ -119,8 +119,9 @@ TEST(TensorMapSass, StreamCopyKernelsAreBulkCopiesWithoutSpills) {
   EXPECT_EQ(count_of(k1, "MEMBAR"), 0u) << "no memory barrier: ordering is the mbarriers' and the bulk groups'";
   EXPECT_EQ(count_of(k1, "LDL") + count_of(k1, "STL"), 0u);
   // The st_global path: bulk loads, no bulk store, 16-byte ld.shared / st.global pairs.
-  for (const char* name : {"_ZN6hopper7kernels18stream_ldst_kernelILi8ELb0ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff",
-                           "_ZN6hopper7kernels18stream_ldst_kernelILi8ELb1ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff"}) {
+  for (const char* name :
+       {"_ZN6hopper7kernels18stream_ldst_kernelILi8ELb0ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff",
+        "_ZN6hopper7kernels18stream_ldst_kernelILi8ELb1ELNS0_6detail7st_kindE0EEEvPhPKhmjNS0_12stream_knobsEff"}) {
     const std::string k = function_sass(s.text, name);
     ASSERT_FALSE(k.empty()) << name;
     EXPECT_EQ(count_of(k, "UBLKCP.S.G"), 2u) << name;

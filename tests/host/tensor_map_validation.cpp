@@ -46,8 +46,8 @@ bool have_device() {
 }
 
 TEST(TensorMapValidation, AcceptsAValidMapOfEveryRankAndType) {
-  const element types[] = {element::u8, element::s8, element::e4m3, element::e5m2,
-                           element::f16, element::bf16, element::f32, element::s32};
+  const element types[] = {element::u8,  element::s8,   element::e4m3, element::e5m2,
+                           element::f16, element::bf16, element::f32,  element::s32};
   for (element t : types) {
     const std::uint32_t eb = hopper::element_bytes(t);
     const std::uint32_t inner = 64 / eb;  // a 64-byte inner row
@@ -75,7 +75,9 @@ TEST(TensorMapValidation, PackedStridesAreDerivedFromDims) {
 }
 
 TEST(TensorMapValidation, RejectsRankOutOfRange) {
-  expect_reject(tensor_map::tiled(element::u8, kBase).dims(std::vector<std::uint64_t>{}).box(std::vector<std::uint32_t>{}), {"rank = 0", "1..5"});
+  expect_reject(
+      tensor_map::tiled(element::u8, kBase).dims(std::vector<std::uint64_t>{}).box(std::vector<std::uint32_t>{}),
+      {"rank = 0", "1..5"});
   expect_reject(tensor_map::tiled(element::u8, kBase).dims({16, 2, 2, 2, 2, 2}).box({16, 1, 1, 1, 1, 1}),
                 {"rank = 6", "1..5"});
 }
@@ -90,8 +92,10 @@ TEST(TensorMapValidation, RejectsMisalignedBase) {
   // 16-aligned is enough without interleave, not with interleave b32.
   EXPECT_NO_THROW(good2d(at(16)).validate());
   expect_reject(tensor_map::tiled(element::bf16, at(16))
-                    .dims({16, 8, 8}).box({16, 8, 8})
-                    .interleave(hopper::interleave::b32).swizzle(hopper::swizzle::b32),
+                    .dims({16, 8, 8})
+                    .box({16, 8, 8})
+                    .interleave(hopper::interleave::b32)
+                    .swizzle(hopper::swizzle::b32),
                 {"0x7f0000000010", "32-byte aligned", "interleave b32"});
 }
 
@@ -104,7 +108,8 @@ TEST(TensorMapValidation, RejectsDimsOutOfRange) {
 
 TEST(TensorMapValidation, RejectsStridesNotAMultipleOf16) {
   // Packed 30 x bf16 rows are 60 bytes: the derived stride is named.
-  expect_reject(tensor_map::tiled(element::bf16, kBase).dims({30, 4}).box({8, 4}), {"strides[0] = 60", "multiple of 16"});
+  expect_reject(tensor_map::tiled(element::bf16, kBase).dims({30, 4}).box({8, 4}),
+                {"strides[0] = 60", "multiple of 16"});
   expect_reject(good2d().strides({2056}), {"strides[0] = 2056", "multiple of 16"});
   expect_reject(good2d().strides({0}), {"strides[0] = 0"});
   expect_reject(tensor_map::tiled(element::u8, kBase).dims({32, 4, 4}).box({16, 1, 1}).strides({32, 136}),
@@ -138,14 +143,18 @@ TEST(TensorMapValidation, RejectsStridesOf2To40OrMore) {
 
 TEST(TensorMapValidation, RejectsInterleaveB32StridesNotAMultipleOf32) {
   expect_reject(tensor_map::tiled(element::bf16, kBase)
-                    .dims({16, 8, 8}).box({16, 8, 8}).strides({48, 384})
-                    .interleave(hopper::interleave::b32).swizzle(hopper::swizzle::b32),
+                    .dims({16, 8, 8})
+                    .box({16, 8, 8})
+                    .strides({48, 384})
+                    .interleave(hopper::interleave::b32)
+                    .swizzle(hopper::swizzle::b32),
                 {"strides[0] = 48", "multiple of 32"});
 }
 
 TEST(TensorMapValidation, RejectsWrongCounts) {
   expect_reject(good2d().strides({2048, 4096}), {"strides has 2 entries", "needs 1"});
-  expect_reject(tensor_map::tiled(element::bf16, kBase).dims({1024, 512}).box({64}), {"box has 1 entries", "rank is 2"});
+  expect_reject(tensor_map::tiled(element::bf16, kBase).dims({1024, 512}).box({64}),
+                {"box has 1 entries", "rank is 2"});
   expect_reject(good2d().element_strides({1, 1, 1}), {"element_strides has 3 entries"});
 }
 
@@ -181,8 +190,8 @@ TEST(TensorMapValidation, RejectsElementStridesOutOfRange) {
 }
 
 TEST(TensorMapValidation, RejectsSwizzleOtherThanB32WithInterleaveB32) {
-  const auto b = tensor_map::tiled(element::bf16, kBase).dims({16, 8, 8}).box({16, 8, 8})
-                     .interleave(hopper::interleave::b32);
+  const auto b =
+      tensor_map::tiled(element::bf16, kBase).dims({16, 8, 8}).box({16, 8, 8}).interleave(hopper::interleave::b32);
   EXPECT_NO_THROW(hopper::tensor_map_builder(b).swizzle(hopper::swizzle::b32).validate());
   expect_reject(hopper::tensor_map_builder(b).swizzle(hopper::swizzle::b128), {"swizzle b128", "interleave b32"});
   expect_reject(hopper::tensor_map_builder(b), {"swizzle none", "interleave b32"});
@@ -191,7 +200,8 @@ TEST(TensorMapValidation, RejectsSwizzleOtherThanB32WithInterleaveB32) {
 TEST(TensorMapValidation, RejectsNanFillForTypesThatAreNotFloat) {
   EXPECT_NO_THROW(good2d().oob_fill(hopper::oob_fill::nan_request_zero_fma).validate());
   for (element t : {element::u8, element::s8, element::e4m3, element::e5m2, element::s32}) {
-    const auto b = tensor_map::tiled(t, kBase).dims({1024, 8}).box({16, 8}).oob_fill(hopper::oob_fill::nan_request_zero_fma);
+    const auto b =
+        tensor_map::tiled(t, kBase).dims({1024, 8}).box({16, 8}).oob_fill(hopper::oob_fill::nan_request_zero_fma);
     expect_reject(b, {hopper::element_name(t), "nan_request_zero_fma"});
   }
 }
@@ -242,8 +252,12 @@ TEST(TensorMapEncode, EncodesValidMapsThroughTheDriver) {
     EXPECT_EQ(m.box_bytes(), inner * 16u * 2u);
     EXPECT_EQ(m.rank(), 2u);
   }
-  const tensor_map m5 = tensor_map::tiled(element::f32, p).dims({16, 4, 4, 4, 4}).box({4, 2, 2, 2, 2})
-                            .l2_promotion(hopper::l2_promotion::b256).oob_fill(hopper::oob_fill::nan_request_zero_fma).build();
+  const tensor_map m5 = tensor_map::tiled(element::f32, p)
+                            .dims({16, 4, 4, 4, 4})
+                            .box({4, 2, 2, 2, 2})
+                            .l2_promotion(hopper::l2_promotion::b256)
+                            .oob_fill(hopper::oob_fill::nan_request_zero_fma)
+                            .build();
   EXPECT_EQ(m5.box_bytes(), 4u * 16u * 4u);
   // Rank 1 of a length that is not a multiple of 16 bytes (the driver still reads a stride).
   const tensor_map m1 = tensor_map::tiled(element::u8, p).dims({1000}).box({64}).build();

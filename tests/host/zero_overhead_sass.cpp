@@ -70,9 +70,9 @@ std::map<std::string, int> sass_of(const std::string& source, const std::string&
   return async_opcodes(d.output);
 }
 
-#define REQUIRE_TOOLCHAIN()                                          \
-  do {                                                               \
-    const std::string why_ = toolchain_missing();                    \
+#define REQUIRE_TOOLCHAIN()                                             \
+  do {                                                                  \
+    const std::string why_ = toolchain_missing();                       \
     if (!why_.empty()) GTEST_SKIP() << "cannot produce SASS: " << why_; \
   } while (0)
 
@@ -100,8 +100,13 @@ TEST(ZeroOverheadSass, MisuseDoesNotCompile) {
   const fs::path cubin = work_dir() / "misuse.cubin";
   const auto ok = compile("tests/sass/misuse.cu", cubin, "-DBAD=0");
   ASSERT_EQ(ok.status, 0) << "the correct use must compile:\n" << ok.output;
-  const char* cases[] = {"", "wait(0) with a raw int", "arrival_count(0) as a constant", "named barrier id 16",
-                         "named barrier of 48 threads", "setmaxnreg 100", "pending_count on a plain arrive token",
+  const char* cases[] = {"",
+                         "wait(0) with a raw int",
+                         "arrival_count(0) as a constant",
+                         "named barrier id 16",
+                         "named barrier of 48 threads",
+                         "setmaxnreg 100",
+                         "pending_count on a plain arrive token",
                          "init(5) with a raw int"};
   for (int bad = 1; bad <= 7; ++bad) {
     const auto r = compile("tests/sass/misuse.cu", cubin, "-DBAD=" + std::to_string(bad));

@@ -24,11 +24,10 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) pipeline_kernel(const float
     if (threadIdx.x == 0) {
       asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kTileBytes)
                    : "memory");
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              smem(tile[index])),
-          "l"(in + size_t(t) * kTileFloats), "r"(kTileBytes), "r"(bar)
-          : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                       smem(tile[index])),
+                   "l"(in + size_t(t) * kTileFloats), "r"(kTileBytes), "r"(bar)
+                   : "memory");
     }
     asm volatile(
         "{\n\t.reg .pred p;\n"

@@ -33,7 +33,8 @@ __device__ void fences() {
   fence_sc<SC>();
 }
 
-extern "C" __global__ void __cluster_dims__(2, 1, 1) every_form(uint64_t* out64, uint32_t* out32, float* g, uint32_t n) {
+extern "C" __global__ void __cluster_dims__(2, 1, 1)
+    every_form(uint64_t* out64, uint32_t* out32, float* g, uint32_t n) {
   __shared__ alignas(128) float tile[256];
   __shared__ uint64_t bar;
   mbarrier_init(&bar, n);

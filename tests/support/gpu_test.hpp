@@ -23,8 +23,7 @@ inline std::string sm90_missing_reason() {
   if (count == 0) return "no CUDA device";
   cudaDeviceProp p{};
   if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
-  if (p.major != 9 || p.minor != 0)
-    return "device 0 is sm_" + std::to_string(p.major * 10 + p.minor) + ", not sm_90";
+  if (p.major != 9 || p.minor != 0) return "device 0 is sm_" + std::to_string(p.major * 10 + p.minor) + ", not sm_90";
   return {};
 }
 
@@ -45,7 +44,8 @@ inline uint64_t fresh_seed() {
 #if defined(__CUDACC__)
 __host__ __device__
 #endif
-inline uint32_t mix(uint32_t a, uint32_t b, uint32_t c) {
+    inline uint32_t
+    mix(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^ (c + 0x165667b1u) * 0xc2b2ae35u;
   h ^= h >> 15;
   h *= 0x2c1b3c6du;
@@ -56,22 +56,22 @@ inline uint32_t mix(uint32_t a, uint32_t b, uint32_t c) {
 }  // namespace hopper_test
 
 // Skip the current test, printing why, unless an sm_90 device is present.
-#define HOPPER_REQUIRE_SM90()                                                   \
-  do {                                                                          \
-    const std::string why_ = ::hopper_test::sm90_missing_reason();              \
-    if (!why_.empty()) GTEST_SKIP() << "needs an sm_90 GPU: " << why_;          \
+#define HOPPER_REQUIRE_SM90()                                          \
+  do {                                                                 \
+    const std::string why_ = ::hopper_test::sm90_missing_reason();     \
+    if (!why_.empty()) GTEST_SKIP() << "needs an sm_90 GPU: " << why_; \
   } while (0)
 
 // Fail the test (returning from it) on any CUDA error, naming the call.
-#define CUDA_OK(expr)                                                           \
-  do {                                                                          \
-    cudaError_t err_ = (expr);                                                  \
-    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_);  \
+#define CUDA_OK(expr)                                                          \
+  do {                                                                         \
+    cudaError_t err_ = (expr);                                                 \
+    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_); \
   } while (0)
 
 // After a launch: both the launch error and the kernel's completion.
-#define CUDA_LAUNCH_OK()                                                        \
-  do {                                                                          \
-    CUDA_OK(cudaGetLastError());                                                \
-    CUDA_OK(cudaDeviceSynchronize());                                           \
+#define CUDA_LAUNCH_OK()              \
+  do {                                \
+    CUDA_OK(cudaGetLastError());      \
+    CUDA_OK(cudaDeviceSynchronize()); \
   } while (0)

@@ -16,7 +16,7 @@
 namespace hopper_test {
 
 struct command_result {
-  int status = -1;  // pclose's status; -1 where the command could not be started
+  int status = -1;     // pclose's status; -1 where the command could not be started
   std::string output;  // stdout and stderr together
 };
 
@@ -82,9 +82,9 @@ inline std::string configured_toolchain_missing(const std::string& nvcc) {
 //      -I <root>/include -I <root> -o <cubin> <source>      (root: the repository)
 inline command_result compile_cubin(const std::string& nvcc, const std::string& root, const std::string& source,
                                     const std::string& cubin, const std::string& flags = "") {
-  return run_command(shell_quote(nvcc) + " -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin " + flags +
-                     " -I " + shell_quote(root + "/include") + " -I " + shell_quote(root) + " -o " +
-                     shell_quote(cubin) + " " + shell_quote(source));
+  return run_command(shell_quote(nvcc) + " -std=c++17 -gencode=arch=compute_90a,code=sm_90a -cubin " + flags + " -I " +
+                     shell_quote(root + "/include") + " -I " + shell_quote(root) + " -o " + shell_quote(cubin) + " " +
+                     shell_quote(source));
 }
 
 // cuobjdump --dump-sass <cubin>

@@ -41,9 +41,7 @@ __device__ __forceinline__ void barrier_cluster_wait_aligned() {
 }
 
 // barrier.cluster.wait.acquire; (seed §18.1) the same, callable from divergent code.
-__device__ __forceinline__ void barrier_cluster_wait() {
-  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
-}
+__device__ __forceinline__ void barrier_cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
 
 // mapa.shared::cluster.u32 d, a, rank; (seed §18) the .shared::cluster address of the variable at
 // the same offset as this CTA's `p` in the shared memory of CTA `rank` of the cluster. Pure

@@ -18,33 +18,33 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 // Expands BODY(SEM, SCOPE) with the string literals of the chosen qualifiers, so that one asm
 // template per instruction form covers every (sem, scope) pair; the literals concatenate into a
 // single asm string at compile time. Only release/relaxed x cta/cluster occur for mbarrier arrives.
-#define HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, BODY)                                              \
-  if constexpr (S == ::hopper::ptx::sem::release && SC == ::hopper::ptx::scope::cta) {        \
-    BODY(".release", ".cta")                                                                  \
+#define HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, BODY)                                                  \
+  if constexpr (S == ::hopper::ptx::sem::release && SC == ::hopper::ptx::scope::cta) {            \
+    BODY(".release", ".cta")                                                                      \
   } else if constexpr (S == ::hopper::ptx::sem::release && SC == ::hopper::ptx::scope::cluster) { \
-    BODY(".release", ".cluster")                                                              \
-  } else if constexpr (S == ::hopper::ptx::sem::relaxed && SC == ::hopper::ptx::scope::cta) { \
-    BODY(".relaxed", ".cta")                                                                  \
-  } else {                                                                                    \
-    BODY(".relaxed", ".cluster")                                                              \
+    BODY(".release", ".cluster")                                                                  \
+  } else if constexpr (S == ::hopper::ptx::sem::relaxed && SC == ::hopper::ptx::scope::cta) {     \
+    BODY(".relaxed", ".cta")                                                                      \
+  } else {                                                                                        \
+    BODY(".relaxed", ".cluster")                                                                  \
   }
 
 // The same for waits: acquire/relaxed x cta/cluster.
-#define HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, BODY)                                                \
-  if constexpr (S == ::hopper::ptx::sem::acquire && SC == ::hopper::ptx::scope::cta) {        \
-    BODY(".acquire", ".cta")                                                                  \
+#define HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, BODY)                                                    \
+  if constexpr (S == ::hopper::ptx::sem::acquire && SC == ::hopper::ptx::scope::cta) {            \
+    BODY(".acquire", ".cta")                                                                      \
   } else if constexpr (S == ::hopper::ptx::sem::acquire && SC == ::hopper::ptx::scope::cluster) { \
-    BODY(".acquire", ".cluster")                                                              \
-  } else if constexpr (S == ::hopper::ptx::sem::relaxed && SC == ::hopper::ptx::scope::cta) { \
-    BODY(".relaxed", ".cta")                                                                  \
-  } else {                                                                                    \
-    BODY(".relaxed", ".cluster")                                                              \
+    BODY(".acquire", ".cluster")                                                                  \
+  } else if constexpr (S == ::hopper::ptx::sem::relaxed && SC == ::hopper::ptx::scope::cta) {     \
+    BODY(".relaxed", ".cta")                                                                      \
+  } else {                                                                                        \
+    BODY(".relaxed", ".cluster")                                                                  \
   }
 
 // Scope only (.cta / .cluster), for instructions whose .sem is fixed.
-#define HOPPER_PTX_SCOPE2(SC, BODY)                                                           \
-  if constexpr (SC == ::hopper::ptx::scope::cta) {                                            \
-    BODY(".cta")                                                                              \
-  } else {                                                                                    \
-    BODY(".cluster")                                                                          \
+#define HOPPER_PTX_SCOPE2(SC, BODY)                \
+  if constexpr (SC == ::hopper::ptx::scope::cta) { \
+    BODY(".cta")                                   \
+  } else {                                         \
+    BODY(".cluster")                               \
   }

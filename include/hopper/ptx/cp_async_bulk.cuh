@@ -14,20 +14,20 @@ namespace hopper::ptx {
 // (seed §10, §11) global -> this CTA's shared memory; on arrival the bytes complete_tx on `bar`.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_smem, const void* src_gmem,
                                                                     uint32_t bytes, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(smem_addr(dst_smem)), "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar)) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_addr(dst_smem)),
+               "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
 }
 
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
 // [dst], [src], size, [mbar], policy; (seed §10) the same with an L2 eviction policy.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_smem, const void* src_gmem,
-                                                                    uint32_t bytes, uint64_t* bar,
-                                                                    uint64_t l2_policy) {
+                                                                    uint32_t bytes, uint64_t* bar, uint64_t l2_policy) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1], %2, [%3], %4;"
-      ::"r"(smem_addr(dst_smem)), "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar)), "l"(l2_policy)
+      " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst_smem)),
+      "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar)), "l"(l2_policy)
       : "memory");
 }
 
@@ -35,31 +35,31 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_sm
 // [dst], [src], size, [mbar], ctaMask; (seed §18) one read of global memory lands at the same
 // shared offset in every CTA whose bit is set in cta_mask, completing the barrier at the same
 // offset in each of them.
-__device__ __forceinline__ void cp_async_bulk_shared_cluster_global_multicast(void* dst_smem,
-                                                                              const void* src_gmem,
+__device__ __forceinline__ void cp_async_bulk_shared_cluster_global_multicast(void* dst_smem, const void* src_gmem,
                                                                               uint32_t bytes, uint64_t* bar,
                                                                               uint16_t cta_mask) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1], %2, [%3], %4;"
-      ::"r"(smem_addr(dst_smem)), "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar)), "h"(cta_mask)
+      " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst_smem)),
+      "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar)), "h"(cta_mask)
       : "memory");
 }
 
 // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size; (seed §19) this CTA's shared
 // memory -> global; tracked by the bulk async-group of the thread (commit_group / wait_group).
 // The source must have been made visible to the async proxy (fence_proxy_async_shared_cta).
-__device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem,
-                                                                uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-               ::"l"(dst_gmem), "r"(smem_addr(src_smem)), "r"(bytes) : "memory");
+__device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst_gmem), "r"(smem_addr(src_smem)),
+               "r"(bytes)
+               : "memory");
 }
 
 // cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [dst], [src], size, policy; (seed §19)
-__device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem,
-                                                                uint32_t bytes, uint64_t l2_policy) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;"
-               ::"l"(dst_gmem), "r"(smem_addr(src_smem)), "r"(bytes), "l"(l2_policy) : "memory");
+__device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem, uint32_t bytes,
+                                                                uint64_t l2_policy) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(dst_gmem),
+               "r"(smem_addr(src_smem)), "r"(bytes), "l"(l2_policy)
+               : "memory");
 }
 
 // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar];
@@ -68,8 +68,9 @@ __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, 
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_shared_cta(uint32_t dst_cluster, const void* src_smem,
                                                                         uint32_t bytes, uint32_t bar_cluster) {
   asm volatile(
-      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(dst_cluster), "r"(smem_addr(src_smem)), "r"(bytes), "r"(bar_cluster) : "memory");
+      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst_cluster),
+      "r"(smem_addr(src_smem)), "r"(bytes), "r"(bar_cluster)
+      : "memory");
 }
 
 // cp.async.bulk.commit_group; (seed §19.2) closes the current bulk async-group of this thread.

@@ -24,9 +24,7 @@
 namespace hopper::ptx {
 
 // The generic address of a tensor map, as the [tensorMap, ...] operand takes it.
-__device__ __forceinline__ uint64_t tensor_map_addr(const CUtensorMap& m) {
-  return reinterpret_cast<uint64_t>(&m);
-}
+__device__ __forceinline__ uint64_t tensor_map_addr(const CUtensorMap& m) { return reinterpret_cast<uint64_t>(&m); }
 __device__ __forceinline__ uint64_t tensor_map_addr(const ::hopper::tensor_map& m) {
   return reinterpret_cast<uint64_t>(&m.raw);
 }
@@ -52,25 +50,35 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global(void*
   const uint32_t d = smem_addr(dst_smem), b = smem_addr(bar);
   const uint64_t m = tensor_map_addr(map);
   if constexpr (sizeof...(C) == 1) {
-    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3}], [%2];"
-                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3}], [%2];" ::"r"(d),
+        "l"(m), "r"(b), "r"(c[0])
+        : "memory");
   } else if constexpr (sizeof...(C) == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4}], [%2];"
-                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4}], [%2];" ::"r"(d),
+        "l"(m), "r"(b), "r"(c[0]), "r"(c[1])
+        : "memory");
   } else if constexpr (sizeof...(C) == 3) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5}], [%2];"
-                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(d),
+        "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2])
+        : "memory");
   } else if constexpr (sizeof...(C) == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5, %6}], [%2];"
-                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(d),
+        "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+        : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
-                 ::"r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];" ::"r"(d),
+        "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 
@@ -86,26 +94,35 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_hint(
   const uint32_t d = smem_addr(dst_smem), b = smem_addr(bar);
   const uint64_t m = tensor_map_addr(map);
   if constexpr (sizeof...(C) == 1) {
-    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                 " [%0], [%1, {%4}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%4}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "l"(l2_policy), "r"(c[0])
+        : "memory");
   } else if constexpr (sizeof...(C) == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                 " [%0], [%1, {%4, %5}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1])
+        : "memory");
   } else if constexpr (sizeof...(C) == 3) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                 " [%0], [%1, {%4, %5, %6}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2])
+        : "memory");
   } else if constexpr (sizeof...(C) == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                 " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+        : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                 " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
-                 : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 
@@ -123,26 +140,35 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multi
   const uint32_t d = smem_addr(dst_smem), b = smem_addr(bar);
   const uint64_t m = tensor_map_addr(map);
   if constexpr (sizeof...(C) == 1) {
-    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%4}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%4}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "h"(cta_mask), "r"(c[0])
+        : "memory");
   } else if constexpr (sizeof...(C) == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%4, %5}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1])
+        : "memory");
   } else if constexpr (sizeof...(C) == 3) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%4, %5, %6}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]), "r"(c[2])
+        : "memory");
   } else if constexpr (sizeof...(C) == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+        : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;"
-                 ::"r"(d), "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
-                 : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;" ::"r"(d),
+        "l"(m), "r"(b), "h"(cta_mask), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 
@@ -160,20 +186,26 @@ __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta(const Map
   const uint32_t s = smem_addr(src_smem);
   const uint64_t m = tensor_map_addr(map);
   if constexpr (sizeof...(C) == 1) {
-    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];"
-                 ::"l"(m), "r"(s), "r"(c[0]) : "memory");
+    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];" ::"l"(m), "r"(s),
+                 "r"(c[0])
+                 : "memory");
   } else if constexpr (sizeof...(C) == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
-                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];" ::"l"(m), "r"(s),
+                 "r"(c[0]), "r"(c[1])
+                 : "memory");
   } else if constexpr (sizeof...(C) == 3) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
-                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2])
+                 : "memory");
   } else if constexpr (sizeof...(C) == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
-                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+                 : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
-                 ::"l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];" ::"l"(m), "r"(s),
+        "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 
@@ -187,22 +219,33 @@ __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta_hint(cons
   const uint32_t s = smem_addr(src_smem);
   const uint64_t m = tensor_map_addr(map);
   if constexpr (sizeof...(C) == 1) {
-    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%3}], [%1], %2;"
-                 ::"l"(m), "r"(s), "l"(l2_policy), "r"(c[0]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%3}], [%1], %2;" ::"l"(m),
+        "r"(s), "l"(l2_policy), "r"(c[0])
+        : "memory");
   } else if constexpr (sizeof...(C) == 2) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%3, %4}], [%1], %2;"
-                 ::"l"(m), "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%3, %4}], [%1], %2;" ::"l"(m),
+        "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1])
+        : "memory");
   } else if constexpr (sizeof...(C) == 3) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%3, %4, %5}], [%1], %2;"
-                 ::"l"(m), "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%3, %4, %5}], [%1], %2;" ::"l"(
+            m),
+        "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2])
+        : "memory");
   } else if constexpr (sizeof...(C) == 4) {
-    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.L2::cache_hint"
-                 " [%0, {%3, %4, %5, %6}], [%1], %2;"
-                 ::"l"(m), "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group.L2::cache_hint"
+        " [%0, {%3, %4, %5, %6}], [%1], %2;" ::"l"(m),
+        "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+        : "memory");
   } else {
-    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.L2::cache_hint"
-                 " [%0, {%3, %4, %5, %6, %7}], [%1], %2;"
-                 ::"l"(m), "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group.L2::cache_hint"
+        " [%0, {%3, %4, %5, %6, %7}], [%1], %2;" ::"l"(m),
+        "r"(s), "l"(l2_policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+        : "memory");
   }
 }
 
@@ -219,17 +262,20 @@ __device__ __forceinline__ void cp_async_bulk_prefetch_tensor_L2_global(const Ma
   if constexpr (sizeof...(C) == 1) {
     asm volatile("cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%0, {%1}];" ::"l"(m), "r"(c[0]) : "memory");
   } else if constexpr (sizeof...(C) == 2) {
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
-                 ::"l"(m), "r"(c[0]), "r"(c[1]) : "memory");
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(m), "r"(c[0]), "r"(c[1])
+                 : "memory");
   } else if constexpr (sizeof...(C) == 3) {
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];"
-                 ::"l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(m), "r"(c[0]), "r"(c[1]),
+                 "r"(c[2])
+                 : "memory");
   } else if constexpr (sizeof...(C) == 4) {
-    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];"
-                 ::"l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];" ::"l"(m), "r"(c[0]),
+                 "r"(c[1]), "r"(c[2]), "r"(c[3])
+                 : "memory");
   } else {
-    asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile [%0, {%1, %2, %3, %4, %5}];"
-                 ::"l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    asm volatile("cp.async.bulk.prefetch.tensor.5d.L2.global.tile [%0, {%1, %2, %3, %4, %5}];" ::"l"(m), "r"(c[0]),
+                 "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+                 : "memory");
   }
 }
 

@@ -9,9 +9,7 @@ namespace hopper::ptx {
 
 // fence.proxy.async; (seed §9.3) orders this thread's generic-proxy accesses with async-proxy
 // accesses (cp.async.bulk, TMA, wgmma operands) in all state spaces.
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async;" ::: "memory");
-}
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async;" ::: "memory"); }
 
 // fence.proxy.async.shared::cta; (seed §9.3) the same, restricted to this CTA's shared memory:
 // the fence to use after writing a tile with st.shared before a TMA store reads it.
@@ -26,9 +24,7 @@ __device__ __forceinline__ void fence_proxy_async_shared_cluster() {
 
 // fence.proxy.async.global; (seed §9.3) restricted to global memory: e.g. generic writes to a
 // buffer that a later TMA load of this thread reads.
-__device__ __forceinline__ void fence_proxy_async_global() {
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-}
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
 
 // fence.mbarrier_init.release.cluster; (seed §12.1) makes prior mbarrier.init visible to the
 // async proxy and to the other CTAs of the cluster (a light release fence for inits only).

@@ -28,9 +28,7 @@ __device__ __forceinline__ uint4 ld_shared_v4_u32(const void* smem) {
 // compiler free to hoist it lets several loads be in flight at once; volatile keeps it issued.
 __device__ __forceinline__ uint4 ld_global_nc_v4_u32(const void* gmem) {
   uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(gmem));
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(gmem));
   return v;
 }
 
@@ -50,8 +48,8 @@ __device__ __forceinline__ void st_global_cs_v4_u32(void* gmem, uint4 v) {
 // st.global.L2::cache_hint.v4.u32 [addr], {a, b, c, d}, policy; (seed §10) with an L2 eviction
 // policy from createpolicy.
 __device__ __forceinline__ void st_global_L2_cache_hint_v4_u32(void* gmem, uint4 v, uint64_t l2_policy) {
-  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(gmem), "r"(v.x), "r"(v.y),
-               "r"(v.z), "r"(v.w), "l"(l2_policy)
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(gmem), "r"(v.x), "r"(v.y), "r"(v.z),
+               "r"(v.w), "l"(l2_policy)
                : "memory");
 }
 

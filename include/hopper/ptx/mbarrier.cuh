@@ -50,9 +50,11 @@ template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar) {
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cta.b64 %0, [%1];"                \
+  // clang-format off
+#define HOPPER_BODY(SEM, SCOPE)                                         \
+  asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cta.b64 %0, [%1];" \
                : "=l"(state) : "r"(smem_addr(bar)) : "memory");
+  // clang-format on
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return state;
@@ -64,9 +66,11 @@ template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar, uint32_t count) {
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cta.b64 %0, [%1], %2;"            \
-               : "=l"(state) : "r"(smem_addr(bar)), "r"(count) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                             \
+  asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cta.b64 %0, [%1], %2;" \
+               : "=l"(state)                                                \
+               : "r"(smem_addr(bar)), "r"(count)                            \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return state;
@@ -79,9 +83,11 @@ template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive.expect_tx" SEM SCOPE ".shared::cta.b64 %0, [%1], %2;"  \
-               : "=l"(state) : "r"(smem_addr(bar)), "r"(tx_bytes) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                                       \
+  asm volatile("mbarrier.arrive.expect_tx" SEM SCOPE ".shared::cta.b64 %0, [%1], %2;" \
+               : "=l"(state)                                                          \
+               : "r"(smem_addr(bar)), "r"(tx_bytes)                                   \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return state;
@@ -94,7 +100,9 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_expect_tx(uint64_t* bar, uin
 __device__ __forceinline__ uint64_t mbarrier_arrive_noComplete(uint64_t* bar, uint32_t count) {
   uint64_t state;
   asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 %0, [%1], %2;"
-               : "=l"(state) : "r"(smem_addr(bar)), "r"(count) : "memory");
+               : "=l"(state)
+               : "r"(smem_addr(bar)), "r"(count)
+               : "memory");
   return state;
 }
 
@@ -106,9 +114,11 @@ template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar) {
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cta.b64 %0, [%1];"           \
-               : "=l"(state) : "r"(smem_addr(bar)) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                              \
+  asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cta.b64 %0, [%1];" \
+               : "=l"(state)                                                 \
+               : "r"(smem_addr(bar))                                         \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return state;
@@ -120,9 +130,11 @@ template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar, uint32_t count) {
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cta.b64 %0, [%1], %2;"       \
-               : "=l"(state) : "r"(smem_addr(bar)), "r"(count) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                                  \
+  asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cta.b64 %0, [%1], %2;" \
+               : "=l"(state)                                                     \
+               : "r"(smem_addr(bar)), "r"(count)                                 \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return state;
@@ -134,9 +146,11 @@ template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
-#define HOPPER_BODY(SEM, SCOPE)                                                           \
+#define HOPPER_BODY(SEM, SCOPE)                                                            \
   asm volatile("mbarrier.arrive_drop.expect_tx.shared::cta" SEM SCOPE ".b64 %0, [%1], %2;" \
-               : "=l"(state) : "r"(smem_addr(bar)), "r"(tx_bytes) : "memory");
+               : "=l"(state)                                                               \
+               : "r"(smem_addr(bar)), "r"(tx_bytes)                                        \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return state;
@@ -147,7 +161,9 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop_expect_tx(uint64_t* bar
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop_noComplete(uint64_t* bar, uint32_t count) {
   uint64_t state;
   asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 %0, [%1], %2;"
-               : "=l"(state) : "r"(smem_addr(bar)), "r"(count) : "memory");
+               : "=l"(state)
+               : "r"(smem_addr(bar)), "r"(count)
+               : "memory");
   return state;
 }
 
@@ -158,9 +174,9 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop_noComplete(uint64_t* ba
 template <scope SC = scope::cta>
 __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
-#define HOPPER_BODY(SCOPE)                                                             \
-  asm volatile("mbarrier.expect_tx.relaxed" SCOPE ".shared::cta.b64 [%0], %1;"         \
-               ::"r"(smem_addr(bar)), "r"(tx_bytes) : "memory");
+#define HOPPER_BODY(SCOPE)                                                                                          \
+  asm volatile("mbarrier.expect_tx.relaxed" SCOPE ".shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(tx_bytes) \
+               : "memory");
   HOPPER_PTX_SCOPE2(SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -170,9 +186,9 @@ __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t tx_by
 template <scope SC = scope::cta>
 __device__ __forceinline__ void mbarrier_complete_tx(uint64_t* bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
-#define HOPPER_BODY(SCOPE)                                                             \
-  asm volatile("mbarrier.complete_tx.relaxed" SCOPE ".shared::cta.b64 [%0], %1;"       \
-               ::"r"(smem_addr(bar)), "r"(tx_bytes) : "memory");
+#define HOPPER_BODY(SCOPE)                                                                                            \
+  asm volatile("mbarrier.complete_tx.relaxed" SCOPE ".shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(tx_bytes) \
+               : "memory");
   HOPPER_PTX_SCOPE2(SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -186,9 +202,9 @@ __device__ __forceinline__ void mbarrier_complete_tx(uint64_t* bar, uint32_t tx_
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_shared_cluster(uint32_t cluster_bar, uint32_t count = 1) {
   detail::check_arrive_qualifiers<S, SC>();
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;"         \
-               ::"r"(cluster_bar), "r"(count) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                                                               \
+  asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" ::"r"(cluster_bar), "r"(count) \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -198,9 +214,10 @@ __device__ __forceinline__ void mbarrier_arrive_shared_cluster(uint32_t cluster_
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_expect_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<S, SC>();
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive.expect_tx" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" \
-               ::"r"(cluster_bar), "r"(tx_bytes) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                                                              \
+  asm volatile("mbarrier.arrive.expect_tx" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" ::"r"(cluster_bar), \
+               "r"(tx_bytes)                                                                                 \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -209,9 +226,9 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx_shared_cluster(uint32_
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_drop_shared_cluster(uint32_t cluster_bar, uint32_t count = 1) {
   detail::check_arrive_qualifiers<S, SC>();
-#define HOPPER_BODY(SEM, SCOPE)                                                        \
-  asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;"    \
-               ::"r"(cluster_bar), "r"(count) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                                                                                    \
+  asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" ::"r"(cluster_bar), "r"(count) \
+               : "memory");
   HOPPER_PTX_ARRIVE_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -220,9 +237,9 @@ __device__ __forceinline__ void mbarrier_arrive_drop_shared_cluster(uint32_t clu
 template <scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_expect_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
-#define HOPPER_BODY(SCOPE)                                                             \
-  asm volatile("mbarrier.expect_tx.relaxed" SCOPE ".shared::cluster.b64 [%0], %1;"     \
-               ::"r"(cluster_bar), "r"(tx_bytes) : "memory");
+#define HOPPER_BODY(SCOPE)                                                                                           \
+  asm volatile("mbarrier.expect_tx.relaxed" SCOPE ".shared::cluster.b64 [%0], %1;" ::"r"(cluster_bar), "r"(tx_bytes) \
+               : "memory");
   HOPPER_PTX_SCOPE2(SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -231,9 +248,9 @@ __device__ __forceinline__ void mbarrier_expect_tx_shared_cluster(uint32_t clust
 template <scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_complete_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
-#define HOPPER_BODY(SCOPE)                                                             \
-  asm volatile("mbarrier.complete_tx.relaxed" SCOPE ".shared::cluster.b64 [%0], %1;"   \
-               ::"r"(cluster_bar), "r"(tx_bytes) : "memory");
+#define HOPPER_BODY(SCOPE)                                                                                             \
+  asm volatile("mbarrier.complete_tx.relaxed" SCOPE ".shared::cluster.b64 [%0], %1;" ::"r"(cluster_bar), "r"(tx_bytes) \
+               : "memory");
   HOPPER_PTX_SCOPE2(SC, HOPPER_BODY)
 #undef HOPPER_BODY
 }
@@ -252,11 +269,15 @@ template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_test_wait_parity(uint64_t* bar, uint32_t parity) {
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
-#define HOPPER_BODY(SEM, SCOPE)                                                                    \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                            \
-               "mbarrier.test_wait.parity" SEM SCOPE ".shared::cta.b64 p, [%1], %2;\n\t"            \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                                         \
-               : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)             \
+  asm volatile(                             \
+      "{\n\t.reg .pred p;\n\t"              \
+      "mbarrier.test_wait.parity" SEM SCOPE \
+      ".shared::cta.b64 p, [%1], %2;\n\t"   \
+      "selp.u32 %0, 1, 0, p;\n\t}"          \
+      : "=r"(done)                          \
+      : "r"(smem_addr(bar)), "r"(parity)    \
+      : "memory");
   HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return done != 0;
@@ -268,11 +289,15 @@ template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_test_wait(uint64_t* bar, uint64_t state) {
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
-#define HOPPER_BODY(SEM, SCOPE)                                                                    \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                            \
-               "mbarrier.test_wait" SEM SCOPE ".shared::cta.b64 p, [%1], %2;\n\t"                   \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                                         \
-               : "=r"(done) : "r"(smem_addr(bar)), "l"(state) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)           \
+  asm volatile(                           \
+      "{\n\t.reg .pred p;\n\t"            \
+      "mbarrier.test_wait" SEM SCOPE      \
+      ".shared::cta.b64 p, [%1], %2;\n\t" \
+      "selp.u32 %0, 1, 0, p;\n\t}"        \
+      : "=r"(done)                        \
+      : "r"(smem_addr(bar)), "l"(state)   \
+      : "memory");
   HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return done != 0;
@@ -285,11 +310,15 @@ template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity) {
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
-#define HOPPER_BODY(SEM, SCOPE)                                                                    \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                            \
-               "mbarrier.try_wait.parity" SEM SCOPE ".shared::cta.b64 p, [%1], %2;\n\t"             \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                                         \
-               : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)            \
+  asm volatile(                            \
+      "{\n\t.reg .pred p;\n\t"             \
+      "mbarrier.try_wait.parity" SEM SCOPE \
+      ".shared::cta.b64 p, [%1], %2;\n\t"  \
+      "selp.u32 %0, 1, 0, p;\n\t}"         \
+      : "=r"(done)                         \
+      : "r"(smem_addr(bar)), "r"(parity)   \
+      : "memory");
   HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return done != 0;
@@ -301,11 +330,15 @@ template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, uint32_t suspend_ns) {
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
-#define HOPPER_BODY(SEM, SCOPE)                                                                    \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                            \
-               "mbarrier.try_wait.parity" SEM SCOPE ".shared::cta.b64 p, [%1], %2, %3;\n\t"         \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                                         \
-               : "=r"(done) : "r"(smem_addr(bar)), "r"(parity), "r"(suspend_ns) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                           \
+  asm volatile(                                           \
+      "{\n\t.reg .pred p;\n\t"                            \
+      "mbarrier.try_wait.parity" SEM SCOPE                \
+      ".shared::cta.b64 p, [%1], %2, %3;\n\t"             \
+      "selp.u32 %0, 1, 0, p;\n\t}"                        \
+      : "=r"(done)                                        \
+      : "r"(smem_addr(bar)), "r"(parity), "r"(suspend_ns) \
+      : "memory");
   HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return done != 0;
@@ -316,11 +349,15 @@ template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state) {
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
-#define HOPPER_BODY(SEM, SCOPE)                                                                    \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                            \
-               "mbarrier.try_wait" SEM SCOPE ".shared::cta.b64 p, [%1], %2;\n\t"                    \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                                         \
-               : "=r"(done) : "r"(smem_addr(bar)), "l"(state) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)           \
+  asm volatile(                           \
+      "{\n\t.reg .pred p;\n\t"            \
+      "mbarrier.try_wait" SEM SCOPE       \
+      ".shared::cta.b64 p, [%1], %2;\n\t" \
+      "selp.u32 %0, 1, 0, p;\n\t}"        \
+      : "=r"(done)                        \
+      : "r"(smem_addr(bar)), "l"(state)   \
+      : "memory");
   HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return done != 0;
@@ -331,11 +368,15 @@ template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state, uint32_t suspend_ns) {
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
-#define HOPPER_BODY(SEM, SCOPE)                                                                    \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                            \
-               "mbarrier.try_wait" SEM SCOPE ".shared::cta.b64 p, [%1], %2, %3;\n\t"                \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                                         \
-               : "=r"(done) : "r"(smem_addr(bar)), "l"(state), "r"(suspend_ns) : "memory");
+#define HOPPER_BODY(SEM, SCOPE)                          \
+  asm volatile(                                          \
+      "{\n\t.reg .pred p;\n\t"                           \
+      "mbarrier.try_wait" SEM SCOPE                      \
+      ".shared::cta.b64 p, [%1], %2, %3;\n\t"            \
+      "selp.u32 %0, 1, 0, p;\n\t}"                       \
+      : "=r"(done)                                       \
+      : "r"(smem_addr(bar)), "l"(state), "r"(suspend_ns) \
+      : "memory");
   HOPPER_PTX_WAIT_SEM_SCOPE(S, SC, HOPPER_BODY)
 #undef HOPPER_BODY
   return done != 0;

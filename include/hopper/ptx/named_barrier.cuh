@@ -14,9 +14,7 @@ __device__ __forceinline__ void bar_sync(uint32_t id, uint32_t count) {
 }
 
 // bar.sync id; (seed §20) with every thread of the CTA participating.
-__device__ __forceinline__ void bar_sync(uint32_t id) {
-  asm volatile("bar.sync %0;" ::"r"(id) : "memory");
-}
+__device__ __forceinline__ void bar_sync(uint32_t id) { asm volatile("bar.sync %0;" ::"r"(id) : "memory"); }
 
 // barrier.sync id, count; (seed §20) the non-.aligned form: threads of a warp may reach it from
 // divergent code.

@@ -6,11 +6,11 @@
 
 namespace hopper::ptx {
 
-#define HOPPER_PTX_SREG_U32(NAME, REG)                                        \
-  __device__ __forceinline__ uint32_t NAME() {                                \
-    uint32_t v;                                                               \
-    asm volatile("mov.u32 %0, " REG ";" : "=r"(v));                           \
-    return v;                                                                 \
+#define HOPPER_PTX_SREG_U32(NAME, REG)              \
+  __device__ __forceinline__ uint32_t NAME() {      \
+    uint32_t v;                                     \
+    asm volatile("mov.u32 %0, " REG ";" : "=r"(v)); \
+    return v;                                       \
   }
 
 // mov.u32 %r, %cluster_ctarank; (seed §18) this CTA's rank in its cluster, 0..nctarank-1.
@@ -45,8 +45,7 @@ HOPPER_PTX_SREG_U32(smid, "%%smid")
 // mov.u32 %r, %is_explicit_cluster; true when launched with a cluster dimension.
 __device__ __forceinline__ bool is_explicit_cluster() {
   uint32_t v;
-  asm volatile("{\n\t.reg .pred p;\n\tmov.pred p, %%is_explicit_cluster;\n\tselp.u32 %0, 1, 0, p;\n\t}"
-               : "=r"(v));
+  asm volatile("{\n\t.reg .pred p;\n\tmov.pred p, %%is_explicit_cluster;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(v));
   return v != 0;
 }
 

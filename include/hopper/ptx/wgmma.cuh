@@ -25,9 +25,7 @@ namespace hopper::ptx {
 // wgmma.fence.sync.aligned (seed §21.2): orders this warpgroup's prior register and shared-memory
 // accesses before the following wgmma.mma_async reads them; needed before the first wgmma of a
 // tile and whenever the accumulators were touched by ordinary instructions.
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 
 // wgmma.commit_group.sync.aligned (seed §19.2 analogue for wgmma): closes the group of all
 // wgmma.mma_async issued since the last commit.
@@ -46,9 +44,7 @@ __device__ __forceinline__ void wgmma_wait_group() {
 // An empty asm that claims to read and write one accumulator register: keeps the compiler from
 // moving ordinary uses of it across wgmma.fence / wait_group while the tensor cores own it. It
 // emits no instruction.
-__device__ __forceinline__ void wgmma_fence_operand(float& r) {
-  asm volatile("" : "+f"(r)::"memory");
-}
+__device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
 template <int R>
 __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
@@ -65,8 +61,8 @@ __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
 // imm-scale-b, imm-trans-a, imm-trans-b (seed §21.2): D[64x64] (+)= A[64x16] * B[16x64], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
-__device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], uint64_t desc_a,
-                                                           uint64_t desc_b, bool scale_d) {
+__device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
+                                                              bool scale_d) {
   static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
   static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
   static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -84,12 +80,11 @@ __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], ui
       "},\n"
       "%32, %33, p, %35, %36, %37, %38;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA),
-        "n"(TransB)
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA), "n"(TransB)
       : "memory");
 }
 
@@ -97,8 +92,8 @@ __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], ui
 // imm-scale-b, imm-trans-a, imm-trans-b (seed §21.2): D[64x128] (+)= A[64x16] * B[16x128], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
-__device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], uint64_t desc_a,
-                                                           uint64_t desc_b, bool scale_d) {
+__device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                               bool scale_d) {
   static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
   static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
   static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -118,16 +113,15 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], u
       "},\n"
       "%64, %65, p, %67, %68, %69, %70;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA),
-        "n"(TransB)
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA), "n"(TransB)
       : "memory");
 }
 
@@ -135,8 +129,8 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], u
 // imm-scale-b, imm-trans-a, imm-trans-b (seed §21.2): D[64x256] (+)= A[64x16] * B[16x256], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
-__device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], uint64_t desc_a,
-                                                           uint64_t desc_b, bool scale_d) {
+__device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                               bool scale_d) {
   static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
   static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
   static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -160,31 +154,30 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], 
       "},\n"
       "%128, %129, p, %131, %132, %133, %134;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA),
-        "n"(TransB)
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+        "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),
+        "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]),
+        "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]),
+        "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),
+        "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]),
+        "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]),
+        "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+        "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA), "n"(TransB)
       : "memory");
 }
 
 // The m64nNk16 form for N in {64, 128, 256}, chosen at compile time.
 template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
-__device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a,
-                                                             uint64_t desc_b, bool scale_d) {
+__device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                                             bool scale_d) {
   static_assert(N == 64 || N == 128 || N == 256, "instantiated for N = 64, 128, 256");
   if constexpr (N == 64) {
     wgmma_m64n64k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);

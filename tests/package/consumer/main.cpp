@@ -10,7 +10,7 @@ int main() {
   hopper::model::mbarrier_state bar;
   bar.init(1);
   bar.arrive();
-  std::printf("hopper-async %d.%d.%d: model phases completed %llu\n", HOPPER_VERSION_MAJOR,
-              HOPPER_VERSION_MINOR, HOPPER_VERSION_PATCH, (unsigned long long)bar.phase());
+  std::printf("hopper-async %d.%d.%d: model phases completed %llu\n", HOPPER_VERSION_MAJOR, HOPPER_VERSION_MINOR,
+              HOPPER_VERSION_PATCH, (unsigned long long)bar.phase());
   return bar.phase() == 1 ? 0 : 1;
 }

@@ -25,8 +25,7 @@ enum class sem { release, relaxed, acquire };
 
 class barrier {
  public:
-  barrier(scheduler& s, int id, std::string name, int cta)
-      : s_(s), id_(id), cta_(cta), st_(std::move(name)) {}
+  barrier(scheduler& s, int id, std::string name, int cta) : s_(s), id_(id), cta_(cta), st_(std::move(name)) {}
   barrier(const barrier&) = delete;
   barrier& operator=(const barrier&) = delete;
 
@@ -43,8 +42,7 @@ class barrier {
   // mbarrier.init.shared::cta.b64 [addr], count (seed §12)
   void init(uint32_t count) {
     const int t = enter("mbarrier.init", false);
-    if (s_.task_cta(t) != cta_)
-      st_.fail("mbarrier.init", s_.where(t) + " initialises a barrier of another CTA");
+    if (s_.task_cta(t) != cta_) st_.fail("mbarrier.init", s_.where(t) + " initialises a barrier of another CTA");
     st_.init(count);
     init_task_ = t;
     init_time_ = s_.tick();
@@ -78,14 +76,12 @@ class barrier {
   // mbarrier.arrive_drop.noComplete.shared::cta.b64 state, [addr], count (seed §17.4)
   mbarrier_token arrive_drop_no_complete(uint32_t count, sem m = sem::release) {
     const int t = enter("mbarrier.arrive_drop.noComplete", true);
-    return counted(t, "mbarrier.arrive_drop.noComplete", m,
-                   [&] { return st_.arrive_drop(count, true); });
+    return counted(t, "mbarrier.arrive_drop.noComplete", m, [&] { return st_.arrive_drop(count, true); });
   }
   // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount (seed §17.4)
   mbarrier_token arrive_drop_expect_tx(uint32_t bytes, sem m = sem::release) {
     const int t = enter("mbarrier.arrive_drop.expect_tx", true);
-    return counted(t, "mbarrier.arrive_drop.expect_tx", m,
-                   [&] { return st_.arrive_drop_expect_tx(bytes); });
+    return counted(t, "mbarrier.arrive_drop.expect_tx", m, [&] { return st_.arrive_drop_expect_tx(bytes); });
   }
   // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount (seed §11)
   void expect_tx(uint32_t bytes) {
@@ -105,19 +101,20 @@ class barrier {
   // be over (a multicast carries the same clock to every target). It carries no memory ordering
   // of the issuer's earlier accesses (PTX ISA: the implicit complete-tx is ordered only with the
   // copy's own memory operations); see clock.hpp.
-  uint64_t complete_tx_from_async(uint32_t bytes, int issuer, const hb_clock& issued_at,
-                                  const std::string& copy) {
+  uint64_t complete_tx_from_async(uint32_t bytes, int issuer, const hb_clock& issued_at, const std::string& copy) {
     const char* op = "mbarrier.complete_tx (copy engine)";
     if (s_.cta_exited(cta_))
-      st_.fail(op, copy + " completes bytes on a barrier whose CTA " +
-                       std::to_string(cta_) + " has exited");
+      st_.fail(op, copy + " completes bytes on a barrier whose CTA " + std::to_string(cta_) + " has exited");
     if (!st_.valid())
       st_.fail(op, copy + " completes bytes on a barrier that is not initialised (issuer " + s_.where(issuer) + ")");
     if (issued_at.of(init_task_) < async_fence_time_ || async_fence_time_ == 0)
-      st_.fail(op, copy + " uses the barrier through the async proxy "
-                       "but its mbarrier.init by " + s_.where(init_task_) +
+      st_.fail(op, copy +
+                       " uses the barrier through the async proxy "
+                       "but its mbarrier.init by " +
+                       s_.where(init_task_) +
                        " was not followed by that task's fence.mbarrier_init (or fence.proxy.async) "
-                       "ordered before the copy" + fence_by_other_note());
+                       "ordered before the copy" +
+                       fence_by_other_note());
     const uint64_t phase = st_.phase();
     changing(op, [&] {
       st_.complete_tx(bytes);
@@ -171,7 +168,9 @@ class barrier {
       st_.check_wait_phase(k);
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
-                     [this, k] { return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " + describe(); });
+                     [this, k] {
+                       return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " + describe();
+                     });
     }
   }
 
@@ -226,9 +225,10 @@ class barrier {
       st_.fail(op, s_.where(t) + " uses the barrier but its mbarrier.init by " + s_.where(init_task_) +
                        " is not ordered before this use (no synchronisation after the init)");
     if (s_.task_cta(t) != cta_ && (fence_init_time_ == 0 || s_.clock(t).of(init_task_) < fence_init_time_))
-      st_.fail(op, s_.where(t) + " uses the barrier from another CTA but its mbarrier.init by " +
-                       s_.where(init_task_) + " was not followed by that task's fence.mbarrier_init "
-                       "ordered before this use" + fence_by_other_note());
+      st_.fail(op, s_.where(t) + " uses the barrier from another CTA but its mbarrier.init by " + s_.where(init_task_) +
+                       " was not followed by that task's fence.mbarrier_init "
+                       "ordered before this use" +
+                       fence_by_other_note());
     return t;
   }
 
@@ -252,8 +252,7 @@ class barrier {
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });
     last_arrive_[t] = tok.phase;
-    s_.record(op, name(), "phase " + std::to_string(tok.phase) + ", pending before " +
-                              std::to_string(tok.pending));
+    s_.record(op, name(), "phase " + std::to_string(tok.phase) + ", pending before " + std::to_string(tok.pending));
     return tok;
   }
 
@@ -287,8 +286,8 @@ class barrier {
   int fence_other_ = -1;
   bool repeat_ok_ = false;
   std::map<int, uint64_t> last_arrive_;  // task -> phase its last arrival was counted on
-  hb_clock completed_;  // released into every completed phase so far (an acquire joins it)
-  hb_clock current_;    // released into the current phase
+  hb_clock completed_;                   // released into every completed phase so far (an acquire joins it)
+  hb_clock current_;                     // released into the current phase
 };
 
 }  // namespace hopper::model

@@ -19,10 +19,10 @@
 namespace hopper::model {
 
 struct hb_clock {
-  std::vector<uint64_t> task;          // task[t]: the latest event of task t ordered before
-  std::vector<uint64_t> exec;          // exec[t]: ... before in execution order only (no memory)
-  std::map<int, uint64_t> completed;   // completed[b]: phases of barrier b known complete
-  std::map<int, uint64_t> observed;    // observed[b]: ... known complete in execution order only
+  std::vector<uint64_t> task;         // task[t]: the latest event of task t ordered before
+  std::vector<uint64_t> exec;         // exec[t]: ... before in execution order only (no memory)
+  std::map<int, uint64_t> completed;  // completed[b]: phases of barrier b known complete
+  std::map<int, uint64_t> observed;   // observed[b]: ... known complete in execution order only
 
   uint64_t of(int t) const { return size_t(t) < task.size() ? task[size_t(t)] : 0; }
   // The latest event of task t known to come before, by memory ordering or by execution order

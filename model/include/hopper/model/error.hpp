@@ -17,12 +17,18 @@ enum class error_kind {
 
 inline const char* to_string(error_kind k) {
   switch (k) {
-    case error_kind::undefined_behavior: return "undefined behaviour";
-    case error_kind::deadlock: return "deadlock";
-    case error_kind::raw_hazard: return "RAW hazard";
-    case error_kind::war_hazard: return "WAR hazard";
-    case error_kind::step_limit: return "step limit";
-    case error_kind::api_misuse: return "API misuse";
+    case error_kind::undefined_behavior:
+      return "undefined behaviour";
+    case error_kind::deadlock:
+      return "deadlock";
+    case error_kind::raw_hazard:
+      return "RAW hazard";
+    case error_kind::war_hazard:
+      return "WAR hazard";
+    case error_kind::step_limit:
+      return "step limit";
+    case error_kind::api_misuse:
+      return "API misuse";
   }
   return "?";
 }

@@ -47,8 +47,8 @@ inline outcome run_once(const program& p, run_options o, const std::vector<size_
 struct exploration {
   uint64_t runs = 0;
   uint64_t failures = 0;
-  bool complete = false;         // explore_all: every interleaving was run
-  std::vector<outcome> failed;   // the first few failing runs, with their seeds
+  bool complete = false;        // explore_all: every interleaving was run
+  std::vector<outcome> failed;  // the first few failing runs, with their seeds
   bool clean() const { return failures == 0; }
   std::string summary() const {
     std::ostringstream o;

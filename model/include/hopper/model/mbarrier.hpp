@@ -22,9 +22,9 @@ namespace hopper::model {
 // What mbarrier.arrive returns in its 64-bit `state` operand: the barrier's state before the
 // arrive-on operation (PTX ISA, mbarrier.arrive). Opaque on hardware; explicit here.
 struct mbarrier_token {
-  uint64_t phase = 0;      // the phase the arrive was counted on
-  uint32_t pending = 0;    // the pending arrival count before the arrive
-  int32_t tx_count = 0;    // the tx-count before the arrive
+  uint64_t phase = 0;    // the phase the arrive was counted on
+  uint32_t pending = 0;  // the pending arrival count before the arrive
+  int32_t tx_count = 0;  // the tx-count before the arrive
 };
 
 class mbarrier_state {
@@ -36,7 +36,7 @@ class mbarrier_state {
 
   const std::string& name() const { return name_; }
   bool valid() const { return valid_; }
-  uint64_t phase() const { return phase_; }          // phases completed so far
+  uint64_t phase() const { return phase_; }  // phases completed so far
   uint32_t parity() const { return uint32_t(phase_ & 1); }
   uint32_t expected() const { return expected_; }
   uint32_t pending() const { return pending_; }
@@ -55,19 +55,16 @@ class mbarrier_state {
 
   // mbarrier.arrive{.noComplete}.shared::cta.b64 state, [addr], count (seed §17.1, §17.4)
   mbarrier_token arrive(uint32_t count = 1, bool no_complete = false) {
-    return arrive_impl(no_complete ? "mbarrier.arrive.noComplete" : "mbarrier.arrive", count, 0,
-                       false, no_complete);
+    return arrive_impl(no_complete ? "mbarrier.arrive.noComplete" : "mbarrier.arrive", count, 0, false, no_complete);
   }
 
   // mbarrier.arrive.expect_tx.shared::cta.b64 state, [addr], txCount (seed §12.2)
-  mbarrier_token arrive_expect_tx(uint32_t tx) {
-    return arrive_impl("mbarrier.arrive.expect_tx", 1, tx, false, false);
-  }
+  mbarrier_token arrive_expect_tx(uint32_t tx) { return arrive_impl("mbarrier.arrive.expect_tx", 1, tx, false, false); }
 
   // mbarrier.arrive_drop{.noComplete}.shared::cta.b64 state, [addr], count (seed §17.4)
   mbarrier_token arrive_drop(uint32_t count = 1, bool no_complete = false) {
-    return arrive_impl(no_complete ? "mbarrier.arrive_drop.noComplete" : "mbarrier.arrive_drop",
-                       count, 0, true, no_complete);
+    return arrive_impl(no_complete ? "mbarrier.arrive_drop.noComplete" : "mbarrier.arrive_drop", count, 0, true,
+                       no_complete);
   }
 
   // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount (seed §17.4)
@@ -81,8 +78,8 @@ class mbarrier_state {
     require_valid(op);
     const int64_t next = int64_t(tx_) + int64_t(tx);
     if (tx > uint32_t(max_tx) || next > max_tx)
-      fail(op, "tx-count " + std::to_string(tx_) + " + " + std::to_string(tx) +
-                   " exceeds 2^20-1 (pending " + std::to_string(pending_) + ")");
+      fail(op, "tx-count " + std::to_string(tx_) + " + " + std::to_string(tx) + " exceeds 2^20-1 (pending " +
+                   std::to_string(pending_) + ")");
     tx_ = int32_t(next);
     maybe_complete();
   }
@@ -94,8 +91,8 @@ class mbarrier_state {
     require_valid(op);
     const int64_t next = int64_t(tx_) - int64_t(tx);
     if (tx > uint32_t(max_tx) || next < -int64_t(max_tx))
-      fail(op, "tx-count " + std::to_string(tx_) + " - " + std::to_string(tx) +
-                   " below -(2^20-1) (pending " + std::to_string(pending_) + ")");
+      fail(op, "tx-count " + std::to_string(tx_) + " - " + std::to_string(tx) + " below -(2^20-1) (pending " +
+                   std::to_string(pending_) + ")");
     tx_ = int32_t(next);
     maybe_complete();
   }
@@ -104,8 +101,7 @@ class mbarrier_state {
   // true when the phase of that parity has completed, i.e. the current phase has the other one.
   bool test_wait_parity(uint32_t parity) const {
     require_valid("mbarrier.test_wait.parity");
-    if (parity > 1)
-      fail("mbarrier.test_wait.parity", "parity " + std::to_string(parity) + " is not 0 or 1");
+    if (parity > 1) fail("mbarrier.test_wait.parity", "parity " + std::to_string(parity) + " is not 0 or 1");
     return (phase_ & 1) != parity;
   }
 
@@ -115,8 +111,8 @@ class mbarrier_state {
   bool test_wait_token(const mbarrier_token& t) const {
     require_valid("mbarrier.test_wait");
     if (t.phase > phase_ || t.phase + 1 < phase_)
-      fail("mbarrier.test_wait", "token of phase " + std::to_string(t.phase) +
-                                     " is neither the current phase nor the previous one");
+      fail("mbarrier.test_wait",
+           "token of phase " + std::to_string(t.phase) + " is neither the current phase nor the previous one");
     return t.phase < phase_;
   }
 
@@ -126,14 +122,12 @@ class mbarrier_state {
   void check_wait_phase(uint64_t k, const char* op = "mbarrier.try_wait.parity") const {
     require_valid(op);
     if (k + 1 < phase_)
-      fail(op, "wait for phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) +
-                   ") which is " + std::to_string(phase_ - k) +
-                   " phases old: the parity now names the still pending phase " +
+      fail(op, "wait for phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") which is " +
+                   std::to_string(phase_ - k) + " phases old: the parity now names the still pending phase " +
                    std::to_string(phase_));
     if (k > phase_)
       fail(op, "wait for phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) +
-                   ") which has not started: the parity names the completed phase " +
-                   std::to_string(phase_ - 1));
+                   ") which has not started: the parity names the completed phase " + std::to_string(phase_ - 1));
   }
 
   // mbarrier.pending_count.b64 count, state (PTX ISA): the pending arrival count in a token.
@@ -152,8 +146,8 @@ class mbarrier_state {
       o << " (not initialised or invalidated)";
       return o.str();
     }
-    o << " phase " << phase_ << " (parity " << (phase_ & 1) << "), pending " << pending_ << "/"
-      << expected_ << ", tx-count " << tx_;
+    o << " phase " << phase_ << " (parity " << (phase_ & 1) << "), pending " << pending_ << "/" << expected_
+      << ", tx-count " << tx_;
     return o.str();
   }
 
@@ -166,24 +160,20 @@ class mbarrier_state {
     if (!valid_) fail(op, "use of a barrier that is not initialised (or was invalidated)");
   }
 
-  mbarrier_token arrive_impl(const char* op, uint32_t count, uint32_t tx, bool drop,
-                             bool no_complete) {
+  mbarrier_token arrive_impl(const char* op, uint32_t count, uint32_t tx, bool drop, bool no_complete) {
     require_valid(op);
-    if (count < 1 || count > max_arrivals)
-      fail(op, "count " + std::to_string(count) + " outside [1, 2^20-1]");
+    if (count < 1 || count > max_arrivals) fail(op, "count " + std::to_string(count) + " outside [1, 2^20-1]");
     if (count > pending_)
-      fail(op, "count " + std::to_string(count) + " exceeds the pending arrivals " +
-                   std::to_string(pending_) + " (arrival count would go below zero)");
+      fail(op, "count " + std::to_string(count) + " exceeds the pending arrivals " + std::to_string(pending_) +
+                   " (arrival count would go below zero)");
     const int64_t next_tx = int64_t(tx_) + int64_t(tx);
     if (tx > uint32_t(max_tx) || next_tx > max_tx)
-      fail(op, "tx-count " + std::to_string(tx_) + " + " + std::to_string(tx) +
-                   " exceeds 2^20-1");
+      fail(op, "tx-count " + std::to_string(tx_) + " + " + std::to_string(tx) + " exceeds 2^20-1");
     if (drop && count >= expected_)
       fail(op, "drop of " + std::to_string(count) + " leaves zero expected arrivals (expected " +
                    std::to_string(expected_) + ")");
     if (no_complete && pending_ == count && next_tx == 0)
-      fail(op, ".noComplete arrive of count " + std::to_string(count) +
-                   " would complete the phase");
+      fail(op, ".noComplete arrive of count " + std::to_string(count) + " would complete the phase");
     const mbarrier_token before{phase_, pending_, tx_};
     pending_ -= count;
     tx_ = int32_t(next_tx);

@@ -65,11 +65,18 @@ struct proxy_fences {
 
 class buffer {
  public:
-  buffer(scheduler& s, const proxy_fences& f, int id, std::string name, space sp, int cta,
-         size_t stages, size_t stage_bytes, size_t chunk_bytes)
-      : s_(s), fences_(f), id_(id), name_(std::move(name)), space_(sp), cta_(cta),
-        stages_(stages), stage_bytes_(stage_bytes),
-        chunk_bytes_(chunk_bytes ? chunk_bytes : stage_bytes), data_(stages * stage_bytes) {
+  buffer(scheduler& s, const proxy_fences& f, int id, std::string name, space sp, int cta, size_t stages,
+         size_t stage_bytes, size_t chunk_bytes)
+      : s_(s),
+        fences_(f),
+        id_(id),
+        name_(std::move(name)),
+        space_(sp),
+        cta_(cta),
+        stages_(stages),
+        stage_bytes_(stage_bytes),
+        chunk_bytes_(chunk_bytes ? chunk_bytes : stage_bytes),
+        data_(stages * stage_bytes) {
     if (stages == 0 || stage_bytes == 0)
       scheduler::misuse("buffer '" + name_ + "' with " + std::to_string(stages) + " stages of " +
                         std::to_string(stage_bytes) + " bytes");
@@ -169,8 +176,8 @@ class buffer {
   // The bytes land, counted on `phase` of barrier `bar` (a copy into shared memory), or
   // visible after the issuer's wait_group (bar < 0: a bulk store into global memory). `bar_name`
   // is the barrier's own name string, kept by reference.
-  void async_write_land(const std::shared_ptr<bulk_op>& op, size_t offset, const uint8_t* src, size_t n,
-                        int bar, const std::string& bar_name, uint64_t phase) {
+  void async_write_land(const std::shared_ptr<bulk_op>& op, size_t offset, const uint8_t* src, size_t n, int bar,
+                        const std::string& bar_name, uint64_t phase) {
     for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
       chunk& k = chunks_[ch];
       if (k.inflight == op) k.inflight.reset();
@@ -189,8 +196,7 @@ class buffer {
     range(op->what.c_str(), offset, n);
     for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
       chunk& k = chunks_[ch];
-      if (k.inflight)
-        raw(ch, op->what + " reads it while " + k.inflight->what + " into it is in flight");
+      if (k.inflight) raw(ch, op->what + " reads it while " + k.inflight->what + " into it is in flight");
       if (k.wk == wkind::generic &&
           !fences_.between(k.writer, k.wtime, k.writer == op->issuer ? c.of(op->issuer) : c.of(k.writer)))
         raw(ch, op->what + " (async proxy) reads the generic write of " + s_.where(k.writer) +
@@ -235,18 +241,18 @@ class buffer {
     int bar = -1;
     const std::string* bar_name = nullptr;  // the barrier's own name (it outlives the buffer's use)
     uint64_t bar_phase = 0;
-    std::shared_ptr<bulk_op> wop;       // the copy whose bytes these are
-    std::shared_ptr<bulk_op> inflight;  // a copy writing here, not landed
-    std::vector<std::pair<int, uint64_t>> reads;          // generic reads since the last write
-    std::vector<std::shared_ptr<bulk_op>> async_reads;    // bulk stores reading here
+    std::shared_ptr<bulk_op> wop;                       // the copy whose bytes these are
+    std::shared_ptr<bulk_op> inflight;                  // a copy writing here, not landed
+    std::vector<std::pair<int, uint64_t>> reads;        // generic reads since the last write
+    std::vector<std::shared_ptr<bulk_op>> async_reads;  // bulk stores reading here
   };
 
   size_t first(size_t off) const { return off / chunk_bytes_; }
   size_t last(size_t off, size_t n) const { return (off + n - 1) / chunk_bytes_; }
   void range(const char* what, size_t offset, size_t n) const {
     if (n == 0 || offset + n > data_.size() || offset + n < offset)
-      scheduler::misuse(std::string(what) + " of " + std::to_string(n) + " bytes at offset " +
-                        std::to_string(offset) + " of buffer '" + name_ + "' (" + std::to_string(data_.size()) + " bytes)");
+      scheduler::misuse(std::string(what) + " of " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                        " of buffer '" + name_ + "' (" + std::to_string(data_.size()) + " bytes)");
   }
   std::string at(size_t ch) const {
     const size_t off = ch * chunk_bytes_;
@@ -280,9 +286,11 @@ class buffer {
         break;
       case wkind::bulk:
         if (k.wop->write_retired == 0 || (k.wop->issuer != t && c.of(k.wop->issuer) < k.wop->write_retired))
-          raw(ch, s_.where(t) + " reads bytes of " + k.wop->what + " before a cp.async.bulk.wait_group of its issuer ordered before the read");
+          raw(ch, s_.where(t) + " reads bytes of " + k.wop->what +
+                      " before a cp.async.bulk.wait_group of its issuer ordered before the read");
         break;
-      case wkind::none: break;
+      case wkind::none:
+        break;
     }
   }
 
@@ -291,15 +299,15 @@ class buffer {
     const chunk& k = chunks_[ch];
     // an async op's name already says who issued it
     const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where(t);
-    if (k.inflight)
-      war(ch, what + " while " + k.inflight->what + " into it is still in flight");
+    if (k.inflight) war(ch, what + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& op : k.async_reads) {
       if (op->wgmma_key >= 0) {
         check_wgmma_read_over(ch, what, c, *op);
         continue;
       }
       if (op->read_retired == 0)
-        war(ch, what + " while " + op->what + " may still be reading it "
+        war(ch, what + " while " + op->what +
+                    " may still be reading it "
                     "(no cp.async.bulk.wait_group.read by its issuer, seed §19.4)");
       // The read is over once retired; knowing that in execution order is enough (a .relaxed
       // release after wait_group.read), since nothing it wrote is read.
@@ -309,8 +317,9 @@ class buffer {
     for (const auto& [r, when] : k.reads)
       if (r != t && c.of(r) < when) {
         const std::string relaxed = s_.relaxed_arrive_after(r, when);
-        war(ch, what + " while " + s_.where(r) + " may still be reading it (its read is not ordered before this write: " +
-                    (relaxed.empty() ? std::string("a stage is released after its last read, seed §16") : relaxed) + ")");
+        war(ch,
+            what + " while " + s_.where(r) + " may still be reading it (its read is not ordered before this write: " +
+                (relaxed.empty() ? std::string("a stage is released after its last read, seed §16") : relaxed) + ")");
       }
     if (k.wk == wkind::generic && k.writer != t && c.of(k.writer) < k.wtime)
       war(ch, what + " races with the unordered write of " + s_.where(k.writer));
@@ -322,7 +331,8 @@ class buffer {
   // is in memory).
   void check_wgmma_read_over(size_t ch, const std::string& what, const hb_clock& c, const bulk_op& op) const {
     if (op.retired_by.empty())
-      war(ch, what + " while " + op.what + " may still be reading it (no wgmma.wait_group of that warpgroup has "
+      war(ch, what + " while " + op.what +
+                  " may still be reading it (no wgmma.wait_group of that warpgroup has "
                   "retired its wgmma-group: the operand is in flight from mma_async to that wait)");
     for (const auto& [m, when] : op.retired_by)
       if (c.exec_of(m) >= when) return;

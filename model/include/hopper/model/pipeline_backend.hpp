@@ -23,8 +23,8 @@ namespace hopper::model {
 // cluster barriers (bar.sync 0 / barrier.cluster), and the timeline.
 struct pipeline_host {
   world* w = nullptr;
-  std::vector<barrier**> storage;          // per CTA: the first barrier handle of its storage
-  std::vector<named_barrier*> cta_sync;    // per CTA: __syncthreads of all its tasks
+  std::vector<barrier**> storage;            // per CTA: the first barrier handle of its storage
+  std::vector<named_barrier*> cta_sync;      // per CTA: __syncthreads of all its tasks
   std::vector<named_barrier*> cluster_sync;  // per cluster: barrier.cluster of all its tasks
   uint32_t cluster_size = 1;
   std::vector<trace::record>* timeline = nullptr;  // null: no trace kept
@@ -32,7 +32,7 @@ struct pipeline_host {
 
 class pipeline_backend {
  public:
-  using barrier_type = barrier*;  // a handle; the pipeline's storage holds one per barrier
+  using barrier_type = barrier*;        // a handle; the pipeline's storage holds one per barrier
   static constexpr bool traced = true;  // the model always keeps the timeline when asked to
 
   pipeline_backend(pipeline_host& h, int cta, uint32_t warp, bool initialiser)
@@ -57,7 +57,9 @@ class pipeline_backend {
   // .release orders this task's earlier accesses before the arrival; .relaxed orders nothing,
   // so the model reports a hazard where a consumer's generic reads relied on it.
   template <release_sem S = release_sem::release>
-  void arrive(barrier_type& b) { (void)b->arrive(1, model_sem<S>()); }
+  void arrive(barrier_type& b) {
+    (void)b->arrive(1, model_sem<S>());
+  }
   // One arrival on the barrier at the same offset in each CTA rank 0..n-1 of this cluster (mapa);
   // the task is the whole warp, so it makes the n arrivals that n lanes make on the GPU.
   template <release_sem S = release_sem::release>
@@ -94,7 +96,9 @@ class pipeline_backend {
 
  private:
   template <release_sem S>
-  static constexpr sem model_sem() { return S == release_sem::relaxed ? sem::relaxed : sem::release; }
+  static constexpr sem model_sem() {
+    return S == release_sem::relaxed ? sem::relaxed : sem::release;
+  }
   uint32_t rank_of(int cta) const { return uint32_t(cta) % h_->cluster_size; }
 
   pipeline_host* h_;

@@ -35,20 +35,20 @@
 namespace hopper::model {
 
 struct run_options {
-  uint64_t seed = 1;                   // drives every choice of a random run
-  uint64_t step_limit = 1000000;       // scheduler picks before a step_limit report
-  unsigned spurious_fail_percent = 20; // try_wait returns false this often even when complete
+  uint64_t seed = 1;                    // drives every choice of a random run
+  uint64_t step_limit = 1000000;        // scheduler picks before a step_limit report
+  unsigned spurious_fail_percent = 20;  // try_wait returns false this often even when complete
   // While exploring every interleaving: at most this many spurious try_wait failures per run,
   // each a choice point at a try_wait the program calls itself (0: none; also none when
   // spurious_fail_percent is 0). Bounded so that a polling loop keeps the tree finite.
   unsigned explore_spurious_failures = 1;
-  bool trace = false;                  // keep every event (for Chrome trace JSON)
-  size_t stack_bytes = 256 * 1024;     // each task's stack
+  bool trace = false;               // keep every event (for Chrome trace JSON)
+  size_t stack_bytes = 256 * 1024;  // each task's stack
 };
 
 struct trace_event {
-  uint64_t step;       // scheduler time
-  int task;            // -1: an asynchronous agent (copy engine)
+  uint64_t step;  // scheduler time
+  int task;       // -1: an asynchronous agent (copy engine)
   int cta;
   std::string op;      // PTX-like name of the operation
   std::string object;  // barrier or buffer name
@@ -93,8 +93,7 @@ class scheduler {
       for (;;) {
         ready_.clear();
         for (auto& t : tasks_)
-          if (t->status == state::ready || (t->status == state::blocked && t->ready_fn()))
-            ready_.push_back(t->id);
+          if (t->status == state::ready || (t->status == state::blocked && t->ready_fn())) ready_.push_back(t->id);
         const size_t n = ready_.size() + agents_.size();
         if (n == 0) {
           if (live_tasks() == 0) break;
@@ -173,8 +172,9 @@ class scheduler {
     size_t k;
     if (pos_ < replay_.size()) {
       k = replay_[pos_];
-      if (k >= n) misuse("replayed choice " + std::to_string(k) + " of " + std::to_string(n) +
-                         ": the program is not deterministic");
+      if (k >= n)
+        misuse("replayed choice " + std::to_string(k) + " of " + std::to_string(n) +
+               ": the program is not deterministic");
     } else {
       k = exhaustive_ ? 0 : size_t(next_random() % n);
     }
@@ -225,8 +225,7 @@ class scheduler {
   void record(const std::string& op, const std::string& object, const std::string& detail = {}) {
     if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
     if (opt_.trace)
-      trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, op,
-                        object, detail});
+      trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, op, object, detail});
   }
   // Where the current task is, for a step-limit report (no trace event).
   void note(const std::string& op, const std::string& object) {
@@ -238,7 +237,10 @@ class scheduler {
   void write_chrome_trace(std::ostream& o) const {
     o << "{\"traceEvents\":[\n";
     bool first = true;
-    auto sep = [&] { o << (first ? "" : ",\n"); first = false; };
+    auto sep = [&] {
+      o << (first ? "" : ",\n");
+      first = false;
+    };
     for (auto& t : tasks_) {
       sep();
       o << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << t->cta << ",\"tid\":" << t->id
@@ -246,17 +248,14 @@ class scheduler {
     }
     for (auto& e : trace_) {
       sep();
-      o << "{\"name\":\"" << escape(e.op) << "\",\"cat\":\"" << escape(e.object)
-        << "\",\"ph\":\"X\",\"ts\":" << e.step << ",\"dur\":1,\"pid\":" << (e.cta < 0 ? 0 : e.cta)
-        << ",\"tid\":" << (e.task < 0 ? 1000 : e.task) << ",\"args\":{\"object\":\""
-        << escape(e.object) << "\",\"detail\":\"" << escape(e.detail) << "\"}}";
+      o << "{\"name\":\"" << escape(e.op) << "\",\"cat\":\"" << escape(e.object) << "\",\"ph\":\"X\",\"ts\":" << e.step
+        << ",\"dur\":1,\"pid\":" << (e.cta < 0 ? 0 : e.cta) << ",\"tid\":" << (e.task < 0 ? 1000 : e.task)
+        << ",\"args\":{\"object\":\"" << escape(e.object) << "\",\"detail\":\"" << escape(e.detail) << "\"}}";
     }
     o << "\n]}\n";
   }
 
-  [[noreturn]] static void misuse(const std::string& why) {
-    throw model_error(error_kind::api_misuse, why);
-  }
+  [[noreturn]] static void misuse(const std::string& why) { throw model_error(error_kind::api_misuse, why); }
 
   std::string where(int t) const {
     const task& k = *tasks_.at(size_t(t));
@@ -307,8 +306,8 @@ class scheduler {
       t.ctx.uc_stack.ss_size = opt_.stack_bytes;
       t.ctx.uc_link = &main_;
       const auto p = uintptr_t(this);
-      makecontext(&t.ctx, reinterpret_cast<void (*)()>(&scheduler::entry), 2,
-                  unsigned(p & 0xffffffffu), unsigned(p >> 32));
+      makecontext(&t.ctx, reinterpret_cast<void (*)()>(&scheduler::entry), 2, unsigned(p & 0xffffffffu),
+                  unsigned(p >> 32));
     }
     current_ = t.id;
     t.status = state::running;
@@ -387,7 +386,10 @@ class scheduler {
     std::string r;
     for (char c : s) {
       if (c == '"' || c == '\\') r += '\\';
-      if (c == '\n') { r += "\\n"; continue; }
+      if (c == '\n') {
+        r += "\\n";
+        continue;
+      }
       r += c;
     }
     return r;

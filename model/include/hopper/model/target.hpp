@@ -88,7 +88,9 @@ class gmem : public detail::model_view<E> {
   gmem(const gmem<U>& o) : detail::model_view<E>(o.buf(), o.offset()) {}
   gmem operator+(size_t n) const { return gmem(this->buf(), this->off_ + n * sizeof(E)); }
   template <class U>
-  gmem<U> as() const { return gmem<U>(this->buf(), this->off_); }
+  gmem<U> as() const {
+    return gmem<U>(this->buf(), this->off_);
+  }
 };
 
 template <class E>
@@ -99,7 +101,9 @@ class smem : public detail::model_view<E> {
   smem(const smem<U>& o) : detail::model_view<E>(o.buf(), o.offset()) {}
   smem operator+(size_t n) const { return smem(this->buf(), this->off_ + n * sizeof(E)); }
   template <class U>
-  smem<U> as() const { return smem<U>(this->buf(), this->off_); }
+  smem<U> as() const {
+    return smem<U>(this->buf(), this->off_);
+  }
 };
 
 // The variable at the same place in a CTA of the cluster (what mapa gives).
@@ -138,7 +142,8 @@ class launch_state {
     if (s.grid == 0 || s.block == 0 || s.cluster == 0)
       scheduler::misuse("launch with grid " + std::to_string(s.grid) + ", block " + std::to_string(s.block) +
                         ", cluster " + std::to_string(s.cluster) + " (each must be at least 1)");
-    if (s.block > 1024) scheduler::misuse("launch with a block of " + std::to_string(s.block) + " threads (at most 1024)");
+    if (s.block > 1024)
+      scheduler::misuse("launch with a block of " + std::to_string(s.block) + " threads (at most 1024)");
     if (s.grid % s.cluster != 0)
       scheduler::misuse("launch of " + std::to_string(s.grid) + " CTAs in clusters of " + std::to_string(s.cluster) +
                         ": the grid must be a multiple of the cluster size");
@@ -154,7 +159,8 @@ class launch_state {
       }
     }
     for (uint32_t c = 0; c < s.grid / s.cluster; ++c)
-      clusters_.push_back(&w.make_named_barrier("barrier.cluster of cluster " + std::to_string(c), s.cluster * s.block));
+      clusters_.push_back(
+          &w.make_named_barrier("barrier.cluster of cluster " + std::to_string(c), s.cluster * s.block));
   }
 
   world& w() { return w_; }
@@ -205,8 +211,8 @@ class launch_state {
       auto& peer = ctas_.at(to).objects;
       auto it = peer.find(name);
       if (it == peer.end())
-        throw model_error(error_kind::undefined_behavior, "shared object '" + name + "' has no counterpart in CTA " +
-                                                              std::to_string(to));
+        throw model_error(error_kind::undefined_behavior,
+                          "shared object '" + name + "' has no counterpart in CTA " + std::to_string(to));
       return *reinterpret_cast<mbarrier_slot*>(static_cast<char*>(it->second.p.get()) + (at - base));
     }
     scheduler::misuse("a barrier that is not in any cta_shared object of CTA " + std::to_string(from) +
@@ -225,10 +231,10 @@ class launch_state {
       it = m.emplace(id, &w_.make_named_barrier("bar " + std::to_string(id) + " of CTA " + std::to_string(c), count))
                .first;
     if (it->second->count() != count)
-      throw model_error(error_kind::undefined_behavior,
-                        "named barrier " + std::to_string(id) + " of CTA " + std::to_string(c) + " used with " +
-                            std::to_string(count) + " threads, but it was first used with " +
-                            std::to_string(it->second->count()));
+      throw model_error(error_kind::undefined_behavior, "named barrier " + std::to_string(id) + " of CTA " +
+                                                            std::to_string(c) + " used with " + std::to_string(count) +
+                                                            " threads, but it was first used with " +
+                                                            std::to_string(it->second->count()));
     return *it->second;
   }
 
@@ -244,7 +250,7 @@ class launch_state {
     named_barrier* sync = nullptr;
     std::vector<named_barrier*> warps;
     std::vector<std::vector<uint64_t>> exchange;  // per warp: one slot per lane
-    std::map<uint64_t, bool> votes;                // __syncthreads_or: generation -> OR so far
+    std::map<uint64_t, bool> votes;               // __syncthreads_or: generation -> OR so far
     std::map<uint32_t, named_barrier*> named;
   };
   world& w_;
@@ -261,9 +267,12 @@ class target {
   using barrier_type = mbarrier_slot;
   using tensor_map_type = tensor_view;
   using u32x4 = model::u32x4;
-  template <class E> using gmem_t = gmem<E>;
-  template <class E> using smem_t = smem<E>;
-  template <class E> using dsmem_t = dsmem<E>;
+  template <class E>
+  using gmem_t = gmem<E>;
+  template <class E>
+  using smem_t = smem<E>;
+  template <class E>
+  using dsmem_t = dsmem<E>;
   static constexpr bool traced = true;  // records go to the launch's timeline when it has one
   static constexpr bool on_device = false;
 
@@ -283,7 +292,9 @@ class target {
   // ---- what only the host sets up -----------------------------------------------------------
   world& w() const { return l_->w(); }
   template <class T>
-  T& cta_shared(const std::string& name) const { return l_->template cta_shared<T>(cta_, name); }
+  T& cta_shared(const std::string& name) const {
+    return l_->template cta_shared<T>(cta_, name);
+  }
   // A shared buffer of `stages` x `stage_bytes` bytes of this CTA, tracked per `chunk` bytes (0: per stage).
   smem<uint8_t> shared_buffer(const std::string& name, size_t stages, size_t stage_bytes, size_t chunk = 16) const {
     return smem<uint8_t>(l_->shared_buffer(cta_, name, stages, stage_bytes, chunk));
@@ -297,9 +308,13 @@ class target {
     return v;
   }
   template <class E>
-  void st_global_v4_u32(gmem<E> p, u32x4 v) const { p.buf().write(p.offset(), &v, 16); }
+  void st_global_v4_u32(gmem<E> p, u32x4 v) const {
+    p.buf().write(p.offset(), &v, 16);
+  }
   template <class E>
-  void st_global_cs_v4_u32(gmem<E> p, u32x4 v) const { p.buf().write(p.offset(), &v, 16); }
+  void st_global_cs_v4_u32(gmem<E> p, u32x4 v) const {
+    p.buf().write(p.offset(), &v, 16);
+  }
   template <class E>
   void st_global_L2_cache_hint_v4_u32(gmem<E> p, u32x4 v, uint64_t policy) const {
     check_policy(policy, "st.global.L2::cache_hint");
@@ -365,9 +380,13 @@ class target {
   // fence.acq_rel / fence.sc: the model orders through its barriers' release/acquire only; a
   // fence here is a scheduling point.
   template <ptx::scope SC = ptx::scope::gpu>
-  void fence_acq_rel() const { w().yield(); }
+  void fence_acq_rel() const {
+    w().yield();
+  }
   template <ptx::scope SC = ptx::scope::gpu>
-  void fence_sc() const { w().yield(); }
+  void fence_sc() const {
+    w().yield();
+  }
 
   // ---- bulk copies --------------------------------------------------------------------------
   template <class D, class S>
@@ -413,14 +432,17 @@ class target {
   }
   void cp_async_bulk_commit_group() const { w().cp_async_bulk_commit_group(); }
   template <int N>
-  void cp_async_bulk_wait_group() const { w().cp_async_bulk_wait_group(unsigned(N)); }
+  void cp_async_bulk_wait_group() const {
+    w().cp_async_bulk_wait_group(unsigned(N));
+  }
   template <int N>
-  void cp_async_bulk_wait_group_read() const { w().cp_async_bulk_wait_group_read(unsigned(N)); }
+  void cp_async_bulk_wait_group_read() const {
+    w().cp_async_bulk_wait_group_read(unsigned(N));
+  }
 
   // ---- tensor copies ------------------------------------------------------------------------
   template <class D, class... C>
-  void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, const tensor_view& map, barrier_type& b,
-                                                  C... c) const {
+  void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, const tensor_view& map, barrier_type& b, C... c) const {
     w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map, {int64_t(c)...},
                                            bar(b, "cp.async.bulk.tensor.shared::cluster.global"));
   }
@@ -442,8 +464,7 @@ class target {
     w().cp_async_bulk_tensor_global_shared(map, {int64_t(c)...}, src.buf(), src.offset());
   }
   template <class S, class... C>
-  void cp_async_bulk_tensor_global_shared_cta_hint(const tensor_view& map, smem<S> src, uint64_t policy,
-                                                   C... c) const {
+  void cp_async_bulk_tensor_global_shared_cta_hint(const tensor_view& map, smem<S> src, uint64_t policy, C... c) const {
     check_policy(policy, "cp.async.bulk.tensor.global.shared::cta.L2::cache_hint");
     cp_async_bulk_tensor_global_shared_cta(map, src, c...);
   }
@@ -544,7 +565,8 @@ class target {
   void wgmma_fence_operand(float (&)[R]) const {}
   // The model's tensor core of this thread's warpgroup.
   wgmma_warpgroup& wgmma_unit() const {
-    return l_->template cta_shared<wgmma_cta>(cta_, "(tensor cores)").warpgroup(int(cta_), warpgroup(), block_threads());
+    return l_->template cta_shared<wgmma_cta>(cta_, "(tensor cores)")
+        .warpgroup(int(cta_), warpgroup(), block_threads());
   }
 
   // ---- as the pipeline's backend ------------------------------------------------------------
@@ -609,9 +631,9 @@ class target {
 
   barrier& bar(barrier_type& b, const char* op) const {
     if (!b.b)
-      throw model_error(error_kind::undefined_behavior,
-                        std::string(op) + " by " + who() + " on a barrier of CTA " + std::to_string(cta_) +
-                            " that no thread has initialised (mbarrier.init)");
+      throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " on a barrier of CTA " +
+                                                            std::to_string(cta_) +
+                                                            " that no thread has initialised (mbarrier.init)");
     return *b.b;
   }
   barrier& remote(remote_barrier r, const char* op) const {
@@ -631,7 +653,8 @@ class target {
   // The (buffer, barrier) of every CTA of the mask: the same buffer name and barrier place.
   std::vector<world::target> multicast_targets(buffer& dst, barrier_type& b, uint16_t mask, const char* op) const {
     const uint32_t n = l_->shape().cluster;
-    if (mask == 0) throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " with ctaMask 0");
+    if (mask == 0)
+      throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " with ctaMask 0");
     if (n < 16 && (mask >> n) != 0) {
       char m[8];
       std::snprintf(m, sizeof m, "0x%04x", unsigned(mask));
@@ -646,8 +669,9 @@ class target {
       const uint32_t c = cta_ - cta_ % n + r;
       barrier* pb = l_->peer_slot(b, cta_, c).b;
       if (!pb)
-        throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " signals the barrier of CTA " +
-                                                              std::to_string(c) + ", which no thread has initialised");
+        throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() +
+                                                              " signals the barrier of CTA " + std::to_string(c) +
+                                                              ", which no thread has initialised");
       out.push_back({&l_->peer_buffer(dst, c), pb});
     }
     return out;
@@ -657,11 +681,12 @@ class target {
       scheduler::misuse(std::string(op) + " with a cache policy that no createpolicy made");
   }
   static uint32_t check_bar(uint32_t id, uint32_t count) {
-    if (id > 15) throw model_error(error_kind::undefined_behavior, "named barrier id " + std::to_string(id) + " (0..15)");
+    if (id > 15)
+      throw model_error(error_kind::undefined_behavior, "named barrier id " + std::to_string(id) + " (0..15)");
     if (count == 0 || count % 32 != 0 || count > 1024)
-      throw model_error(error_kind::undefined_behavior,
-                        "named barrier " + std::to_string(id) + " with " + std::to_string(count) +
-                            " threads (a multiple of 32 in 32..1024)");
+      throw model_error(error_kind::undefined_behavior, "named barrier " + std::to_string(id) + " with " +
+                                                            std::to_string(count) +
+                                                            " threads (a multiple of 32 in 32..1024)");
     return id;
   }
   std::vector<uint64_t> exchange(uint64_t v) const {
@@ -687,12 +712,13 @@ std::shared_ptr<launch_state> launch(world& w, launch_shape s, Body body,
   auto st = std::make_shared<launch_state>(w, s, timeline);
   for (uint32_t c = 0; c < s.grid; ++c)
     for (uint32_t t = 0; t < s.block; ++t)
-      w.spawn("thread " + std::to_string(t) + " (warp " + std::to_string(t / 32) + " lane " + std::to_string(t % 32) + ")",
-              [st, c, t, body] {
-                target tg(*st, c, t);
-                body(tg);
-              },
-              int(c));
+      w.spawn(
+          "thread " + std::to_string(t) + " (warp " + std::to_string(t / 32) + " lane " + std::to_string(t % 32) + ")",
+          [st, c, t, body] {
+            target tg(*st, c, t);
+            body(tg);
+          },
+          int(c));
   return st;
 }
 

@@ -76,16 +76,16 @@ class world : public scheduler {
   }
 
   buffer& make_shared(std::string name, size_t stages, size_t stage_bytes, int cta = 0, size_t chunk_bytes = 0) {
-    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name),
-                                                space::shared, cta, stages, stage_bytes, chunk_bytes));
+    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name), space::shared,
+                                                cta, stages, stage_bytes, chunk_bytes));
     window_.place(*buffers_.back());  // its address in the CTA's shared window (shared_window.hpp)
     return *buffers_.back();
   }
   // The shared-window addresses of every CTA's shared buffers (what cvta.to.shared gives).
   const shared_window& smem_window() const { return window_; }
   buffer& make_global(std::string name, size_t bytes, size_t chunk_bytes = 0) {
-    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name),
-                                                space::global, -1, 1, bytes, chunk_bytes));
+    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name), space::global,
+                                                -1, 1, bytes, chunk_bytes));
     return *buffers_.back();
   }
   named_barrier& make_named_barrier(std::string name, unsigned count) {
@@ -143,8 +143,9 @@ class world : public scheduler {
   // ... .multicast::cluster: the same box into every (buffer, barrier) of `targets`.
   void cp_async_bulk_tensor_shared_global_multicast(const std::vector<target>& targets, size_t dst_off,
                                                     const tensor_view& src, const std::vector<int64_t>& coords) {
-    issue_tensor_g2s(targets, dst_off, src, coords,
-                     "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster");
+    issue_tensor_g2s(
+        targets, dst_off, src, coords,
+        "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster");
   }
 
   // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size (seed §19): reads the source
@@ -153,9 +154,11 @@ class world : public scheduler {
     const int t = current();
     yield();
     if (dst.where() != space::global || src.where() != space::shared)
-      misuse("cp.async.bulk.global.shared::cta from '" + src.name() + "' to '" + dst.name() + "': needs shared -> global");
+      misuse("cp.async.bulk.global.shared::cta from '" + src.name() + "' to '" + dst.name() +
+             "': needs shared -> global");
     if (src.cta() != task_cta(t))
-      misuse("cp.async.bulk.global.shared::cta by " + where(t) + " from the shared buffer of CTA " + std::to_string(src.cta()));
+      misuse("cp.async.bulk.global.shared::cta by " + where(t) + " from the shared buffer of CTA " +
+             std::to_string(src.cta()));
     check_bytes("cp.async.bulk.global.shared::cta", bytes, dst_off, src_off);
     auto op = std::make_shared<bulk_op>();
     op->issuer = t;
@@ -348,8 +351,10 @@ class world : public scheduler {
       for (size_t d = 1; d < rank; ++d) {
         const int64_t c = coords[d] + int64_t(rest % v.box[d]);
         rest /= v.box[d];
-        if (c < 0 || c >= int64_t(v.dims[d])) inside = false;
-        else src += size_t(c) * v.strides[d - 1];
+        if (c < 0 || c >= int64_t(v.dims[d]))
+          inside = false;
+        else
+          src += size_t(c) * v.strides[d - 1];
       }
       if (!inside) continue;
       f(src + size_t(lo) * v.elem_bytes, r * row_bytes + size_t(lo - coords[0]) * v.elem_bytes,
