@@ -30,11 +30,11 @@
 #include <type_traits>
 
 #include "hopper/mbarrier.cuh"
-#include "hopper/phase.cuh"
+#include "hopper/phase.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/ptx.cuh"
 #include "hopper/tensor_map.hpp"
-#include "hopper/trace.cuh"
+#include "hopper/trace.hpp"
 #include "hopper/views.cuh"
 
 namespace hopper {
@@ -54,20 +54,17 @@ struct pipe_trace_state<true> {
   trace::sink sink{};
 };
 
-template <release_sem S>
-__host__ __device__ constexpr ptx::sem ptx_sem_of() {
-  return S == release_sem::relaxed ? ptx::sem::relaxed : ptx::sem::release;
-}
-
 }  // namespace detail
 
-// Traced = true records every pipeline event into the sink (hopper/trace.cuh). The default
+// Traced = true records every pipeline event into the sink (hopper/trace.hpp). The default
 // follows the HOPPER_TRACE switch.
 template <bool Traced = (HOPPER_TRACE != 0)>
 struct basic_device_target : detail::pipe_trace_state<Traced> {
   using barrier_type = uint64_t;       // the 8-byte mbarrier object
   using tensor_map_type = tensor_map;  // a __grid_constant__ kernel parameter
   using u32x4 = uint4;                 // 16 bytes in four registers
+  using f32x4 = float4;
+  using f32x2 = float2;
   template <class E>
   using gmem_t = gmem<E>;
   template <class E>
@@ -115,6 +112,20 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   template <class E>
   __device__ __forceinline__ E atomic_add(gmem<E> p, size_t i, E v) const {
     return atomicAdd(p.get() + i, v);
+  }
+  // st.global.cg / ld.global.cg (__stcg / __ldcg): cached in L2 only.
+  template <class E>
+  __device__ __forceinline__ void st_global_cg(gmem<E> p, const E& v) const {
+    __stcg(p.get(), v);
+  }
+  template <class E>
+  __device__ __forceinline__ std::remove_const_t<E> ld_global_cg(gmem<E> p) const {
+    return __ldcg(p.get());
+  }
+  // atom{.sem}.gpu.global.add.s32
+  template <ptx::sem S, class E>
+  __device__ __forceinline__ E atom_add_gpu(gmem<E> p, E v) const {
+    return ptx::atom_add_gpu<S>(p.get(), v);
   }
   // mapa.shared::cluster.u32: the variable at p in CTA `rank` of the cluster.
   template <class E>
@@ -375,16 +386,14 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   // mbarrier.arrive{.release,.relaxed}.cta.shared::cta.b64
   template <release_sem S = release_sem::release>
   __device__ __forceinline__ void arrive(barrier_type& b) const {
-    (void)ptx::mbarrier_arrive<detail::ptx_sem_of<S>(), ptx::scope::cta>(&b);
+    (void)ptx::mbarrier_arrive<S, ptx::scope::cta>(&b);
   }
   // mapa + mbarrier.arrive{.release,.relaxed}.cluster.shared::cluster.b64: lane r < n arrives on
   // the barrier at the same offset in CTA r.
   template <release_sem S = release_sem::release>
   __device__ __forceinline__ void arrive_each_cta(barrier_type& b, uint32_t n) const {
     const uint32_t lane = threadIdx.x & 31u;
-    if (lane < n)
-      ptx::mbarrier_arrive_shared_cluster<detail::ptx_sem_of<S>(), ptx::scope::cluster>(
-          ptx::mapa_shared_cluster(&b, lane));
+    if (lane < n) ptx::mbarrier_arrive_shared_cluster<S, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, lane));
   }
   // mbarrier.try_wait.parity.acquire.{cta,cluster} loop, bounded under HOPPER_DEBUG_WAITS.
   __device__ __forceinline__ void wait(barrier_type& b, uint32_t p, bool cluster_scope) const {

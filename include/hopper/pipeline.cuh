@@ -1,8 +1,9 @@
-// The producer/consumer pipeline of the seed (§10, §14, §15, §16): a ring of `Stages` buffers,
-// each guarded by a full barrier (counts the bytes the copy engine delivers) and an empty barrier
-// (counts the consumers' releases). Written once over a barrier backend, so the same class runs
-// on the GPU (hopper/pipeline_backend_device.cuh: the hardware mbarrier) and on the host
-// (hopper/model/pipeline_backend.hpp: the executable model, where each warp is a task).
+// The producer/consumer pipeline: a ring of `Stages` buffers, each guarded by a full barrier
+// (counts the bytes the copy engine delivers) and an empty barrier (counts the consumers'
+// releases, the guard against overwriting a stage still being read). Written once over a barrier
+// backend, so the same class runs on the GPU (hopper/pipeline_backend_device.cuh: the hardware
+// mbarrier) and on the host (hopper/model/target.hpp: the executable model, where each thread is
+// a task).
 //
 // A backend `B` provides (all called through an instance; on the GPU it is an empty object):
 //   using barrier_type;                          the object in shared memory
@@ -14,8 +15,8 @@
 //   void fence_init();                           fence.mbarrier_init.release.cluster
 //   void sync_cta(); void sync_cluster();        __syncthreads / barrier.cluster arrive+wait
 //   void arrive_expect_tx(barrier_type&, uint32_t bytes);   arrive.expect_tx.release.cta
-//   template <release_sem S> void arrive(barrier_type&);   arrive.{release,relaxed}.cta here
-//   template <release_sem S> void arrive_each_cta(barrier_type&, uint32_t n);
+//   template <ptx::sem S> void arrive(barrier_type&);   arrive.{release,relaxed}.cta here
+//   template <ptx::sem S> void arrive_each_cta(barrier_type&, uint32_t n);
 //                                                one arrive.{release,relaxed}.cluster on the
 //                                                barrier at this offset in each CTA rank 0..n-1
 //   void wait(barrier_type&, uint32_t parity, bool cluster_scope);  try_wait.parity.acquire loop
@@ -28,8 +29,10 @@
 #include <string>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.cuh"
-#include "hopper/trace.cuh"
+#include "hopper/limits.hpp"
+#include "hopper/phase.hpp"
+#include "hopper/ptx/qualifiers.hpp"
+#include "hopper/trace.hpp"
 
 namespace hopper {
 
@@ -40,10 +43,10 @@ inline constexpr uint32_t stage_bytes_of = uint32_t((sizeof(Tiles) + ... + size_
 
 // How the pipeline is laid out in one CTA and across its cluster.
 struct pipeline_params {
-  // Releasing warps per CTA: the warps that call release() once for every stage. Usually every
+  // Releases per CTA: how many warps of a CTA call release() once for every stage. Usually every
   // consumer warp (4 per warpgroup); a consumer warpgroup whose reads are retired together (wgmma)
   // may release from one of its warps, and then counts 1. It sets empty[s]'s expected arrivals.
-  uint32_t consumer_warps = 1;
+  uint32_t releases_per_cta = 1;
   uint32_t cluster_size = 1;  // CTAs in the cluster (1: no cluster)
   bool multicast = false;     // every CTA's stage is filled by every CTA's producer (multicast)
 };
@@ -52,18 +55,32 @@ struct pipeline_params {
 // the stage's bytes. With multicast a CTA's producer writes into all cluster CTAs, so it may only
 // refill the stage when the consumers of all of them have released it.
 HOPPER_HD_TEMPLATE constexpr uint32_t empty_arrivals(const pipeline_params& p) {
-  return p.consumer_warps * (p.multicast ? p.cluster_size : 1u);
+  return p.releases_per_cta * (p.multicast ? p.cluster_size : 1u);
 }
 
-// The memory semantics of a consumer's release (the arrive on empty[s], seed §16.1, §17.3).
-enum class release_sem {
-  // .release (the default): the consumer read the stage with generic loads; they must be ordered
-  // before the arrive, or the producer's next copy may overwrite data still being read (WAR).
-  release,
-  // .relaxed: the stage was read only by the async proxy (wgmma from shared memory) and those
-  // reads are already complete (wgmma.wait_group retired them), so there is nothing to order. At
-  // cluster scope this keeps the fence that .release.cluster costs (MEMBAR.ALL.GPU) out of the loop.
-  relaxed,
+// The memory semantics of a consumer's release, the arrive on empty[s] (PTX ISA, mbarrier.arrive:
+// .release or .relaxed). release_sem is ptx::sem under the name a release reads with; a release
+// takes one of its two values:
+//   release_sem::release (the default): the consumer read the stage with generic loads; they must
+//     be ordered before the arrive, or the producer's next copy may overwrite data still being read
+//     (a write-after-read hazard).
+//   release_sem::relaxed: the stage was read only by the async proxy (wgmma from shared memory) and
+//     those reads are already complete (wgmma.wait_group retired them), so there is nothing to
+//     order. At cluster scope this keeps the fence that .release.cluster costs (MEMBAR.ALL.GPU) out
+//     of the loop.
+using release_sem = ptx::sem;
+
+// Whether a release may use `S`: release_sem::release or release_sem::relaxed.
+HOPPER_HD constexpr bool valid_release_sem(release_sem S) {
+  return S == release_sem::release || S == release_sem::relaxed;
+}
+
+// The ring's barriers as they lie in shared memory: Stages full, then Stages empty. A kernel whose
+// whole shared memory is one struct names it with its barrier type (uint64_t on the GPU).
+template <int Stages, class Barrier>
+struct pipeline_storage {
+  Barrier full[Stages];
+  Barrier empty[Stages];
 };
 
 template <int Stages, class Backend>
@@ -72,22 +89,19 @@ class pipeline {
 
  public:
   using barrier_type = typename Backend::barrier_type;
-  // The stage/phase state each thread keeps in registers (seed §15): ++ wraps the stage index
-  // and flips the parity.
+  // The stage/phase state each thread keeps in registers: ++ wraps the stage index and flips the
+  // parity (a barrier is reused by waiting on alternating parities).
   using state = stage_state<uint32_t(Stages)>;
   static constexpr int stages = Stages;
 
   // The barriers, placed in shared memory by the kernel (on the host: in the model's CTA).
-  struct storage {
-    barrier_type full[Stages];
-    barrier_type empty[Stages];
-  };
+  using storage = pipeline_storage<Stages, barrier_type>;
 
   // Called by every thread of the CTA (every task on the host). One thread initialises the
   // barriers: full expects one arrival (the producer's arrive.expect_tx) plus the bytes; empty
   // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the async proxy
   // and the cluster, and a CTA or cluster barrier keeps anyone from using a barrier before it
-  // exists (seed §12, §18).
+  // exists (PTX ISA, mbarrier.init and fence.mbarrier_init).
   HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{}) {
     if (be.init_thread()) {
       for (int s = 0; s < Stages; ++s) {
@@ -95,7 +109,7 @@ class pipeline {
         be.init(st.empty[s], empty_arrivals(p), "empty", uint32_t(s));
       }
       // The inits are generic-proxy writes; the copy engine (async proxy) and peer CTAs signal
-      // these barriers, so the initialising thread publishes them to both (seed §12).
+      // these barriers, so the initialising thread publishes them to both.
       be.fence_init();
     }
     if (p.cluster_size > 1)
@@ -106,7 +120,8 @@ class pipeline {
   }
 
   // The producer starts on the opposite parity: at start every stage is empty, and a wait for
-  // parity 1 on a fresh barrier (phase 0 in progress) succeeds at once (seed §13.1, §15).
+  // parity 1 on a fresh barrier (phase 0 in progress) succeeds at once (PTX ISA,
+  // mbarrier.test_wait/try_wait: waiting on the parity of the preceding phase returns true).
   HOPPER_HD_TEMPLATE state producer_start() const { return state(0u, parity(1u)); }
   HOPPER_HD_TEMPLATE state consumer_start() const { return state(0u, parity(0u)); }
 
@@ -116,8 +131,8 @@ class pipeline {
   HOPPER_HD_TEMPLATE Backend& backend() { return be_; }
 
   // Producer (one thread): wait until the stage is empty, then arm its full barrier with the
-  // bytes the copies will deliver (mbarrier.arrive.expect_tx, seed §12.2). With multicast the
-  // bytes are the whole stage, whichever CTAs' producers deliver them.
+  // bytes the copies will deliver (mbarrier.arrive.expect_tx). With multicast the bytes are the
+  // whole stage, whichever CTAs' producers deliver them.
   HOPPER_HD_TEMPLATE void acquire(const state& s, uint32_t bytes) {
     trace(trace::event::acquire_begin, s, 0);
     be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
@@ -134,12 +149,16 @@ class pipeline {
     acquire(s, stage_bytes_of<Tiles...>);
   }
 
-  // Producer: the stage's copies are issued. The copies complete the transaction count on the
-  // full barrier themselves, so nothing is signalled here; it marks the timeline.
-  HOPPER_HD_TEMPLATE void commit(const state& s) { trace(trace::event::commit, s, 0); }
+  // Producer: the stage's copies are issued. It signals nothing (the copies complete the
+  // transaction count on the full barrier themselves) and emits no code without tracing: it only
+  // marks the moment on the timeline (trace::event::issued).
+  HOPPER_HD_TEMPLATE void issued(const state& s) { trace(trace::event::issued, s, 0); }
+  // The former name of issued(), kept for callers not yet renamed; prefer issued().
+  HOPPER_HD_TEMPLATE void commit(const state& s) { issued(s); }
 
   // Consumer (every thread of a consumer warp): wait until the stage's phase completed, i.e. all
-  // its bytes landed; .acquire makes them visible to this thread's loads (seed §13.3).
+  // its bytes landed; .acquire makes them visible to this thread's loads (PTX ISA,
+  // mbarrier.test_wait/try_wait: .acquire).
   HOPPER_HD_TEMPLATE void wait(const state& s) {
     trace(trace::event::wait_begin, s, 1);
     be_.wait(st_->full[s.index()], s.parity().value(), false);
@@ -147,13 +166,14 @@ class pipeline {
   }
 
   // Consumer (every thread of a releasing warp, after the warp's last read of the stage): the warp
-  // converges, then arrives on the empty barrier once per CTA that received the stage (seed
-  // §16.1): this is the WAR guard. Without multicast lane 0 arrives on this CTA's barrier; with
+  // converges, then arrives on the empty barrier once per CTA that received the stage: this is the
+  // write-after-read guard. Without multicast lane 0 arrives on this CTA's barrier; with
   // multicast lane r arrives on CTA r's (mapa + .shared::cluster), since every CTA's producer
   // writes a slice into this CTA's stage. `Sem` says how the reads are ordered (release_sem).
   HOPPER_EXEC_CHECK_OFF
   template <release_sem Sem = release_sem::release>
   HOPPER_HD void release(const state& s) {
+    static_assert(valid_release_sem(Sem), "pipeline::release: .sem must be release_sem::release or ::relaxed");
     be_.warp_sync();
     if (be_.warp_leader()) trace(trace::event::release, s, 1);
     if (p_.multicast && p_.cluster_size > 1) {
@@ -193,46 +213,49 @@ class pipeline {
 // ---- host-side validation, before launch -----------------------------------------------------
 
 // What a device allows; query_limits() in pipeline_backend_device.cuh fills it from the device.
-// The defaults are the H200's (sm_90): 227 KiB of opt-in shared memory per block, 1024 threads,
-// portable cluster size 8 (16 with the non-portable attribute).
+// The defaults are sm_90's (hopper/limits.hpp): 227 KiB of opt-in shared memory per block, 1024
+// threads, portable cluster size 8 (16 with the non-portable attribute).
 struct pipeline_limits {
-  size_t smem_per_block = 232448;
-  uint32_t max_threads_per_block = 1024;
-  uint32_t max_cluster_size = 8;
+  size_t smem_per_block = limits::max_smem_per_block;
+  uint32_t max_threads_per_block = limits::max_threads_per_block;
+  uint32_t max_cluster_size = limits::max_portable_cluster_size;
 };
 
 // A whole launch of the pipeline, as the host sees it.
 struct pipeline_config {
   uint32_t stages = 4;
   size_t stage_bytes = 0;       // bytes one stage holds in one CTA
-  uint32_t consumer_warps = 4;  // per CTA
+  uint32_t consumer_warps = 4;  // per CTA; each releases every stage (releases_per_cta)
   uint32_t block_warps = 5;     // warps in the block (producer warp + consumers + others)
   uint32_t cluster_size = 1;
   bool multicast = false;
   size_t extra_smem = 0;  // other shared memory the kernel uses
 
-  // Shared memory the pipeline needs: the stages plus two 8-byte barriers per stage.
-  size_t smem_bytes() const { return size_t(stages) * stage_bytes + size_t(stages) * 16 + extra_smem; }
+  // Shared memory the pipeline needs: the stages plus a full and an empty barrier per stage.
+  size_t smem_bytes() const {
+    return size_t(stages) * stage_bytes + size_t(stages) * 2 * limits::mbarrier_bytes + extra_smem;
+  }
   pipeline_params params() const { return pipeline_params{consumer_warps, cluster_size, multicast}; }
 };
 
-// Throws std::invalid_argument naming the value and the limit it breaks.
+// Throws std::invalid_argument ("hopper: pipeline_config: ...") naming the value and the limit it
+// breaks; the limits themselves are checked by hopper/limits.hpp's validators.
 inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipeline_limits{}) {
-  auto fail = [](const std::string& m) { throw std::invalid_argument("pipeline_config: " + m); };
+  const std::string who = "pipeline_config: ";
+  auto fail = [&](const std::string& m) { limits::reject(who + m); };
   const std::string S = std::to_string(c.stages), B = std::to_string(c.stage_bytes);
   if (c.stages < 1 || c.stages > 64) fail("stages = " + S + ", must be 1 to 64");
-  if (c.stage_bytes == 0 || c.stage_bytes % 16 != 0)
+  if (c.stage_bytes == 0 || c.stage_bytes % limits::bulk_copy_granule != 0)
     fail("stage_bytes = " + B + ", must be a positive multiple of 16 (cp.async.bulk size)");
-  if (c.stage_bytes > (1u << 20) - 1)
-    fail("stage_bytes = " + B + " exceeds the mbarrier tx-count limit 2^20-1 = 1048575");
-  if (c.smem_bytes() > lim.smem_per_block)
-    fail("stages x stage_bytes = " + S + " x " + B + " (+ " + std::to_string(c.stages * 16) + " barrier + " +
-         std::to_string(c.extra_smem) + " other bytes) = " + std::to_string(c.smem_bytes()) +
-         " bytes exceeds the shared-memory limit of " + std::to_string(lim.smem_per_block) + " bytes per block");
-  if (c.block_warps * 32 > lim.max_threads_per_block)
+  limits::check_tx_bytes(c.stage_bytes, who + "stage_bytes =");
+  limits::check_smem_budget(c.smem_bytes(), lim.smem_per_block,
+                            who + "stages x stage_bytes = " + S + " x " + B + " (+ " +
+                                std::to_string(size_t(c.stages) * 2 * limits::mbarrier_bytes) + " barrier + " +
+                                std::to_string(c.extra_smem) + " other bytes)");
+  if (c.block_warps * limits::warp_size > lim.max_threads_per_block)
     fail("block_warps = " + std::to_string(c.block_warps) + " exceeds the limit of " +
-         std::to_string(lim.max_threads_per_block / 32) + " warps (" + std::to_string(lim.max_threads_per_block) +
-         " threads) per block");
+         std::to_string(lim.max_threads_per_block / limits::warp_size) + " warps (" +
+         std::to_string(lim.max_threads_per_block) + " threads) per block");
   if (c.consumer_warps < 1) fail("consumer_warps = 0, a pipeline needs at least one consumer warp");
   if (c.consumer_warps + 1 > c.block_warps)
     fail("consumer_warps = " + std::to_string(c.consumer_warps) + " plus the producer warp exceeds" + " the block's " +
@@ -240,12 +263,10 @@ inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipe
   if (c.cluster_size < 1 || c.cluster_size > lim.max_cluster_size)
     fail("cluster_size = " + std::to_string(c.cluster_size) + ", the device can launch clusters of 1 to " +
          std::to_string(lim.max_cluster_size) + " CTAs");
-  if (c.multicast && c.stage_bytes % (16u * c.cluster_size) != 0)
+  if (c.multicast && c.stage_bytes % (limits::bulk_copy_granule * c.cluster_size) != 0)
     fail("stage_bytes = " + B + " cannot be split into " + std::to_string(c.cluster_size) +
          " multicast slices of a multiple of 16 bytes");
-  const uint64_t arrivals = uint64_t(c.consumer_warps) * (c.multicast ? c.cluster_size : 1u);
-  if (arrivals > (1u << 20) - 1)
-    fail("empty-barrier arrivals = " + std::to_string(arrivals) + " exceed the mbarrier limit 2^20-1 = 1048575");
+  limits::check_arrival_count(empty_arrivals(c.params()), who + "empty-barrier arrivals");
 }
 
 }  // namespace hopper

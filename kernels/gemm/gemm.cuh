@@ -127,8 +127,11 @@ class plan {
                        "cudaDeviceGetAttribute(MultiProcessorCount)");
     cfg_ = forced ? *forced : choose_config(p, sms_);
     validate(cfg_, p);
-    const int64_t k_blocks = detail::ceil_div(p.K, cfg_.bk);
     const auto u = [](int64_t v) { return uint64_t(v); };
+    // The boxes the kernel's producer loads and its epilogue stores (gemm_traits.hpp).
+    const operand_box ab = operand_box_of(p.a_major == major::mn, cfg_.bm, cfg_.cluster_n);
+    const operand_box bb = operand_box_of(p.b_major == major::mn, cfg_.bn, cfg_.cluster_m);
+    const operand_box cb = c_box_of(out_bytes(p.out));
     const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
     // A: K-major boxes are 64 (K) x 128 / cluster_n (M): each CTA of a cluster row loads its
     // share; MN-major boxes are 64 (M) x 64 (K), two per tile.
@@ -136,7 +139,7 @@ class plan {
       a_ = tensor_map::tiled(element::bf16, A)
                .dims({u(p.K), u(p.M)})
                .strides({u(lda * 2)})
-               .box({64, uint32_t(cfg_.bm / cfg_.cluster_n)})
+               .box({ab.inner, ab.outer})
                .swizzle(swizzle::b128)
                .l2_promotion(l2_promotion::b256)
                .build();
@@ -144,7 +147,7 @@ class plan {
       a_ = tensor_map::tiled(element::bf16, A)
                .dims({u(p.M), u(p.K)})
                .strides({u(lda * 2)})
-               .box({64, 64})
+               .box({ab.inner, ab.outer})
                .swizzle(swizzle::b128)
                .l2_promotion(l2_promotion::b256)
                .build();
@@ -154,7 +157,7 @@ class plan {
       b_ = tensor_map::tiled(element::bf16, B)
                .dims({u(p.K), u(p.N)})
                .strides({u(ldb * 2)})
-               .box({64, uint32_t(cfg_.bn / cfg_.cluster_m)})
+               .box({bb.inner, bb.outer})
                .swizzle(swizzle::b128)
                .l2_promotion(l2_promotion::b256)
                .build();
@@ -162,7 +165,7 @@ class plan {
       b_ = tensor_map::tiled(element::bf16, B)
                .dims({u(p.N), u(p.K)})
                .strides({u(ldb * 2)})
-               .box({64, 64})
+               .box({bb.inner, bb.outer})
                .swizzle(swizzle::b128)
                .l2_promotion(l2_promotion::b256)
                .build();
@@ -172,62 +175,33 @@ class plan {
     c_ = tensor_map::tiled(ce, C)
              .dims({u(p.N), u(p.M)})
              .strides({u(ldc * out_bytes(p.out))})
-             .box({uint32_t(128 / out_bytes(p.out)), 16})
+             .box({cb.inner, cb.outer})
              .swizzle(swizzle::b128)
              .build();
-    const int tiles_m = int(detail::ceil_div(p.M, cfg_.bm));
     kp_.M = int(p.M);
     kp_.N = int(p.N);
     kp_.K = int(p.K);
-    work_schedule& w = kp_.work;
-    w.order.cluster_rows = int(detail::ceil_div(tiles_m, cfg_.cluster_m));
-    w.order.cluster_cols = int(detail::ceil_div(detail::ceil_div(p.N, cfg_.bn), cfg_.cluster_n));
-    w.order.group = cfg_.group_m;
-    w.k_blocks = int(k_blocks);
-    w.splits = cfg_.splits;
-    const int total = w.order.total();
     const int resident = detail::visit_instance(
         cfg_, p, [&](auto tag) { return detail::resident_clusters<typename decltype(tag)::type>(sms_); });
-    // Stream-K tail (config::stream_k): after the full rounds, the remaining tiles' k-blocks are
-    // shared by all resident clusters (stream_k_region says how many tiles; every share is at
-    // least one k-block). Otherwise every tile is whole (or split), and the grid is no larger
-    // than the work.
-    const int sk_tiles = cfg_.stream_k && cfg_.splits == 1 ? stream_k_region(total, resident) : 0;
-    if (sk_tiles > 0 && int64_t(sk_tiles) * k_blocks >= resident) {
-      w.clusters = resident;
-      w.dp_tiles = total - sk_tiles;
-    } else {
-      w.clusters = std::min(resident, total * cfg_.splits);
-      w.dp_tiles = total;
-    }
-    grid_ = w.clusters * cfg_.cluster_size();
+    const launch_schedule ls = make_schedule(p, cfg_, resident);
+    kp_.work = ls.work;
+    kp_.slot_stride = ls.slot_stride;
+    grid_ = ls.work.clusters * cfg_.cluster_size();
     // The fixup workspace: one fp32 partial per slot of every shared CTA tile, one counter per
     // consumer warpgroup of it (zeroed here; the kernel leaves them zero).
-    int fixup_tiles = 0;
-    kp_.slot_stride = 1;
-    if (cfg_.splits > 1) {
-      fixup_tiles = total;
-      kp_.slot_stride = cfg_.splits;
-    } else if (w.dp_tiles < total) {
-      fixup_tiles = total - w.dp_tiles;
-      for (int t = 0; t < fixup_tiles; ++t)
-        kp_.slot_stride = std::max(kp_.slot_stride,
-                                   w.sk_owner(int64_t(t + 1) * k_blocks - 1) - w.sk_owner(int64_t(t) * k_blocks) + 1);
-    }
-    kp_.partial = nullptr;
-    kp_.counters = nullptr;
+    const int fixup_tiles = ls.fixup_tiles;
+    kp_.partial = gmem<float4>(nullptr);
+    kp_.counters = gmem<int>(nullptr);
     if (fixup_tiles > 0) {
-      const size_t cta_tiles = size_t(fixup_tiles) * size_t(cfg_.cluster_size());
-      const size_t partial_bytes = cta_tiles * size_t(kp_.slot_stride) * size_t(cfg_.bm) * size_t(cfg_.bn) * 4;
-      const size_t counter_bytes = cta_tiles * 2 * sizeof(int);
+      const size_t partial_bytes = ls.partial_bytes(cfg_), counter_bytes = ls.counter_bytes(cfg_);
       void* ws = nullptr;
       detail::cuda_check(cudaMalloc(&ws, partial_bytes + counter_bytes), "cudaMalloc(split-K workspace)");
       workspace_ = std::shared_ptr<void>(ws, [](void* q) { cudaFree(q); });
       detail::cuda_check(cudaMemset(static_cast<char*>(ws) + partial_bytes, 0, counter_bytes),
                          "cudaMemset(split-K counters)");
       detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      kp_.partial = static_cast<float4*>(ws);
-      kp_.counters = reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes);
+      kp_.partial = gmem<float4>(static_cast<float4*>(ws));
+      kp_.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes));
     }
   }
 

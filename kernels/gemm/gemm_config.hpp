@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/gemm/tile_scheduler.hpp"
+
 namespace hopper::gemm {
 
 enum class major { k, mn };
@@ -61,9 +63,9 @@ struct instance {
 // Clusters are 1 x 1, 2 x 1 or 1 x 2: every CTA's producer writes into every CTA of its cluster,
 // which is what orders a consumer's release of a stage after the previous phase of every empty
 // barrier it arrives on. In a 2 x 2 cluster the diagonal CTA writes nothing into a CTA, so a
-// release to all four is not ordered that way; the executable model reports it
-// (tests/host/gemm_cluster_model.cpp), and releasing only to the row and column would need
-// per-CTA release masks in hopper::pipeline. 2 x 2 was also slower (run 12: 30 clusters of 4 fit).
+// release to all four is not ordered that way (docs/gemm.md, "No 2 x 2 clusters", has the model's
+// report), and releasing only to the row and column would need per-CTA release masks in
+// hopper::pipeline. 2 x 2 was also slower (docs/gemm.md: only 30 clusters of 4 fit).
 inline constexpr instance instances[] = {
     {128, 256, 4, 1, 1, false}, {128, 256, 4, 2, 1, false}, {128, 256, 4, 1, 2, false}, {128, 128, 6, 1, 1, false},
     {128, 128, 6, 2, 1, false}, {128, 128, 6, 1, 2, false}, {128, 128, 6, 1, 1, true},  {128, 128, 6, 2, 1, true},
@@ -87,8 +89,10 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Shared memory one CTA of `c` uses: stages of A (bm x bk) and B (bn x bk) bf16 tiles, two
 // double-buffered 16-row x 128-byte epilogue boxes per consumer warp, the barriers, and 1 KiB of
-// slack to align the 128B-swizzle atoms to 1024 bytes.
-inline int64_t smem_bytes(const config& c) {
+// slack to align the 128B-swizzle atoms to 1024 bytes. For the configurations the host checks
+// before any kernel exists; every instantiated kernel's shared_storage struct is asserted to take
+// exactly this (gemm_traits.hpp).
+constexpr int64_t smem_bytes(const config& c) {
   const int64_t stage = int64_t(c.bm + c.bn) * c.bk * 2;
   const int64_t epilogue = 2 /*warpgroups*/ * 4 /*warps*/ * 2 /*buffers*/ * 16 * 128;
   return c.stages * stage + epilogue + 2 * 8 * c.stages + 1024;
@@ -231,6 +235,55 @@ inline config choose_config(const problem& p, int num_sms) {
     }
   }
   return c;
+}
+
+// The work schedule of one launch and the fixup workspace it needs, for `resident` clusters that
+// fit on the device at once (the plan asks the driver; the model tests choose). Stream-K tail
+// (config::stream_k): after the full rounds, the remaining tiles' k-blocks are shared by all
+// resident clusters (stream_k_region says how many tiles; every share is at least one k-block).
+// Otherwise every tile is whole (or split), and the grid is no larger than the work.
+struct launch_schedule {
+  work_schedule work;
+  int fixup_tiles = 0;  // cluster tiles whose pieces meet in the workspace
+  int slot_stride = 1;  // partial slots per fixup tile (>= the slots of any item)
+  size_t partial_bytes(const config& c) const {
+    return size_t(fixup_tiles) * size_t(c.cluster_size()) * size_t(slot_stride) * size_t(c.bm) * size_t(c.bn) * 4;
+  }
+  size_t counter_bytes(const config& c) const {
+    return size_t(fixup_tiles) * size_t(c.cluster_size()) * 2 * sizeof(int);
+  }
+};
+
+inline launch_schedule make_schedule(const problem& p, const config& cf, int resident) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  launch_schedule ls;
+  work_schedule& w = ls.work;
+  const int64_t k_blocks = ceil_div(p.K, cf.bk);
+  const int tiles_m = int(ceil_div(p.M, cf.bm));
+  w.order.cluster_rows = int(ceil_div(tiles_m, cf.cluster_m));
+  w.order.cluster_cols = int(ceil_div(ceil_div(p.N, cf.bn), cf.cluster_n));
+  w.order.group = cf.group_m;
+  w.k_blocks = int(k_blocks);
+  w.splits = cf.splits;
+  const int total = w.order.total();
+  const int sk_tiles = cf.stream_k && cf.splits == 1 ? stream_k_region(total, resident) : 0;
+  if (sk_tiles > 0 && int64_t(sk_tiles) * k_blocks >= resident) {
+    w.clusters = resident;
+    w.dp_tiles = total - sk_tiles;
+  } else {
+    w.clusters = std::min(resident, total * cf.splits);
+    w.dp_tiles = total;
+  }
+  if (cf.splits > 1) {
+    ls.fixup_tiles = total;
+    ls.slot_stride = cf.splits;
+  } else if (w.dp_tiles < total) {
+    ls.fixup_tiles = total - w.dp_tiles;
+    for (int t = 0; t < ls.fixup_tiles; ++t)
+      ls.slot_stride =
+          std::max(ls.slot_stride, w.sk_owner(int64_t(t + 1) * k_blocks - 1) - w.sk_owner(int64_t(t) * k_blocks) + 1);
+  }
+  return ls;
 }
 
 }  // namespace hopper::gemm

@@ -666,7 +666,7 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(128, 1, 3);  // more splits than the 2 k-blocks of K = 128
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 128), b16, b16, b16, &bad), std::invalid_argument);
-  bad = forced(256, 2, 1, 2);  // no 2 x 2 clusters (tests/host/gemm_cluster_model.cpp says why)
+  bad = forced(256, 2, 1, 2);  // no 2 x 2 clusters (docs/gemm.md says why)
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(256, 4);  // clusters are 1 or 2 CTAs along each of M and N
   EXPECT_THROW(hopper::gemm::plan(make(1024, 1024, 1024), b16, b16, b16, &bad), std::invalid_argument);

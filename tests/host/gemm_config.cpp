@@ -186,7 +186,7 @@ TEST(GemmConfig, ForcedConfigurationsAreCheckedByName) {
   c = config{};
   c.cluster_m = 4;
   EXPECT_NE(why(c, p).find("cluster 4 x 1"), std::string::npos) << why(c, p);
-  c.cluster_m = 2, c.cluster_n = 2;  // no 2 x 2 clusters (tests/host/gemm_cluster_model.cpp)
+  c.cluster_m = 2, c.cluster_n = 2;  // no 2 x 2 clusters (docs/gemm.md says why)
   EXPECT_NE(why(c, p).find("cluster 2 x 2"), std::string::npos) << why(c, p);
   c = config{};
   c.bn = 128, c.stages = 6, c.pingpong = true, c.stream_k = true;
@@ -282,7 +282,9 @@ void check_schedule(const work_schedule& w) {
     for (int j = 0; j < int(pieces[t].size()); ++j)
       ASSERT_EQ(pieces[t][j].second, j) << "tile " << t << ": slots out of k order";
   }
-  if (w.dp_tiles < total) EXPECT_LE(sk_max - sk_min, 1) << "stream-K shares differ by more than one k-block";
+  if (w.dp_tiles < total) {
+    EXPECT_LE(sk_max - sk_min, 1) << "stream-K shares differ by more than one k-block";
+  }
 }
 
 TEST(GemmWorkSchedule, WholeSplitAndStreamKCoverEverythingOnce) {

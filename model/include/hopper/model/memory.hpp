@@ -1,25 +1,26 @@
-// Shared and global memory with a generic and an async view (seed §7 to §9, §16, §19).
+// Shared and global memory with a generic and an async view.
 //
 // A buffer holds real bytes (so a pipeline run on the model computes real results) and, per
 // chunk, who last wrote it and who read it since, in the model's happens-before (clock.hpp).
 // The rules, checked on every access:
 //   generic read   sees a generic write only if ordered after it (release/acquire, bar.sync);
 //                  sees bytes landed by a bulk copy only if it observed the completion of the
-//                  mbarrier phase they were counted on (seed §11); never while a copy into the
+//                  mbarrier phase they were counted on; never while a copy into the
 //                  chunk is in flight. Otherwise: RAW hazard.
 //   async read     (a bulk copy reading shared or global memory) sees a generic write only if the
 //                  WRITING task issued fence.proxy.async after the write and that fence is ordered
 //                  before the copy's issue. The PTX memory model has no formal rule for
-//                  fence.proxy.async; this is the conservative reading of seed §9.3 ("per-thread
-//                  ordering, then a block synchronisation"): a fence by another thread, or a fence
+//                  fence.proxy.async; this is its conservative reading (per-thread ordering, then a
+//                  block synchronisation): a fence by another thread, or a fence
 //                  with no synchronisation, does not count. Otherwise: RAW hazard.
 //   any write      must be ordered after every read of the chunk since its last write: a generic
-//                  reader's read (it releases the stage after its last read, seed §16), and a bulk
+//                  reader's read (it releases the stage after its last read), and a bulk
 //                  store's read of its source (only cp.async.bulk.wait_group.read tells the issuer
-//                  it is over, seed §19.4). Otherwise: WAR hazard.
+//                  it is over). Otherwise: WAR hazard.
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -47,7 +48,7 @@ struct bulk_op {
   std::vector<std::pair<int, uint64_t>> retired_by;
 };
 
-// fence.proxy.async times of every task, in its own clock (seed §9.3).
+// fence.proxy.async times of every task, in its own clock.
 struct proxy_fences {
   std::vector<std::vector<uint64_t>> at;
   void add(int t, uint64_t now) {
@@ -146,7 +147,10 @@ class buffer {
   // each other (they are morally strong in the PTX memory model), so they are checked only
   // against a copy in flight into the same bytes and leave no read or write behind them.
   template <class T>
-  T atomic_add(size_t index, T v) {
+  // `release` / `acquire` (atom.add.release / .acquire / .acq_rel): the atomics of one location
+  // form its release sequence, so a release publishes this task's history to every later acquire
+  // of the location, which joins what every release before it published.
+  T atomic_add(size_t index, T v, bool release = false, bool acquire = false) {
     static_assert(std::is_arithmetic<T>::value, "atomic_add of an arithmetic type");
     const int t = s_.current();
     s_.yield();
@@ -160,6 +164,9 @@ class buffer {
     const T sum = T(old + v);
     std::memcpy(data_.data() + offset, &sum, sizeof(T));
     s_.tick();
+    hb_clock& sync = atomic_sync_[offset];
+    if (acquire) s_.clock(t).join(sync);
+    if (release) sync.join(s_.clock(t));
     return old;
   }
 
@@ -200,7 +207,7 @@ class buffer {
       if (k.wk == wkind::generic &&
           !fences_.between(k.writer, k.wtime, k.writer == op->issuer ? c.of(op->issuer) : c.of(k.writer)))
         raw(ch, op->what + " (async proxy) reads the generic write of " + s_.where(k.writer) +
-                    " with no fence.proxy.async by that task after its write and ordered before the copy (seed §9.3)");
+                    " with no fence.proxy.async by that task after its write and ordered before the copy");
       if (k.wk == wkind::phase && c.phases(k.bar) <= k.bar_phase)
         raw(ch, op->what + " reads bytes counted on phase " + std::to_string(k.bar_phase) + " of barrier " +
                     *k.bar_name + ", which the issuer has not observed complete");
@@ -300,26 +307,26 @@ class buffer {
     // an async op's name already says who issued it
     const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where(t);
     if (k.inflight) war(ch, what + " while " + k.inflight->what + " into it is still in flight");
-    for (const auto& op : k.async_reads) {
-      if (op->wgmma_key >= 0) {
-        check_wgmma_read_over(ch, what, c, *op);
+    for (const auto& rd : k.async_reads) {
+      if (rd->wgmma_key >= 0) {
+        check_wgmma_read_over(ch, what, c, *rd);
         continue;
       }
-      if (op->read_retired == 0)
-        war(ch, what + " while " + op->what +
+      if (rd->read_retired == 0)
+        war(ch, what + " while " + rd->what +
                     " may still be reading it "
-                    "(no cp.async.bulk.wait_group.read by its issuer, seed §19.4)");
+                    "(no cp.async.bulk.wait_group.read by its issuer)");
       // The read is over once retired; knowing that in execution order is enough (a .relaxed
       // release after wait_group.read), since nothing it wrote is read.
-      if (op->issuer != t && c.exec_of(op->issuer) < op->read_retired)
-        war(ch, what + " is not ordered after the wait_group.read that retired " + op->what);
+      if (rd->issuer != t && c.exec_of(rd->issuer) < rd->read_retired)
+        war(ch, what + " is not ordered after the wait_group.read that retired " + rd->what);
     }
     for (const auto& [r, when] : k.reads)
       if (r != t && c.of(r) < when) {
         const std::string relaxed = s_.relaxed_arrive_after(r, when);
-        war(ch,
-            what + " while " + s_.where(r) + " may still be reading it (its read is not ordered before this write: " +
-                (relaxed.empty() ? std::string("a stage is released after its last read, seed §16") : relaxed) + ")");
+        war(ch, what + " while " + s_.where(r) +
+                    " may still be reading it (its read is not ordered before this write: " +
+                    (relaxed.empty() ? std::string("a stage is released after its last read") : relaxed) + ")");
       }
     if (k.wk == wkind::generic && k.writer != t && c.of(k.writer) < k.wtime)
       war(ch, what + " races with the unordered write of " + s_.where(k.writer));
@@ -358,6 +365,7 @@ class buffer {
   size_t stages_, stage_bytes_, chunk_bytes_;
   std::vector<uint8_t> data_;
   std::vector<chunk> chunks_;
+  std::map<size_t, hb_clock> atomic_sync_;  // per atomically accessed offset: what its releases published
 };
 
 }  // namespace hopper::model

@@ -1,4 +1,4 @@
-// Warps as tasks under a seeded, deterministic scheduler (issue 3 item 3).
+// Warps as tasks under a seeded, deterministic scheduler.
 //
 // Each task is ordinary C++ (a std::function) running on its own stack as a ucontext
 // coroutine; exactly one runs at a time and control returns to the scheduler only at the
@@ -19,6 +19,7 @@
 #pragma once
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -42,7 +43,10 @@ struct run_options {
   // each a choice point at a try_wait the program calls itself (0: none; also none when
   // spurious_fail_percent is 0). Bounded so that a polling loop keeps the tree finite.
   unsigned explore_spurious_failures = 1;
-  bool trace = false;               // keep every event (for Chrome trace JSON)
+  bool trace = false;  // keep every event (for Chrome trace JSON)
+  // A schedule in which one CTA is slow: its tasks run only when no other task and no copy can
+  // (-1: none). Schedules the seeds rarely draw, like a peer that finishes long after the others.
+  int slow_cta = -1;
   size_t stack_bytes = 256 * 1024;  // each task's stack
 };
 
@@ -94,6 +98,14 @@ class scheduler {
         ready_.clear();
         for (auto& t : tasks_)
           if (t->status == state::ready || (t->status == state::blocked && t->ready_fn())) ready_.push_back(t->id);
+        if (opt_.slow_cta >= 0) {
+          size_t fast = 0;
+          for (int id : ready_) fast += tasks_[size_t(id)]->cta != opt_.slow_cta;
+          if (fast > 0 || !agents_.empty())
+            ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
+                                        [this](int id) { return tasks_[size_t(id)]->cta == opt_.slow_cta; }),
+                         ready_.end());
+        }
         const size_t n = ready_.size() + agents_.size();
         if (n == 0) {
           if (live_tasks() == 0) break;

@@ -33,10 +33,10 @@
 #include "hopper/model/named_barrier.hpp"
 #include "hopper/model/wgmma.hpp"
 #include "hopper/model/world.hpp"
-#include "hopper/phase.cuh"
+#include "hopper/phase.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/ptx/qualifiers.hpp"
-#include "hopper/trace.cuh"
+#include "hopper/trace.hpp"
 
 namespace hopper::model {
 
@@ -113,9 +113,15 @@ class dsmem : public detail::model_view<E> {
   using detail::model_view<E>::model_view;
 };
 
-// 16 bytes in four registers (uint4 on the device).
+// 16 bytes in four registers (uint4 on the device); four and two floats (float4, float2).
 struct u32x4 {
   uint32_t x, y, z, w;
+};
+struct f32x4 {
+  float x, y, z, w;
+};
+struct f32x2 {
+  float x, y;
 };
 
 // An mbarrier object in a CTA's shared storage: the model's barrier, made by its mbarrier.init.
@@ -267,6 +273,8 @@ class target {
   using barrier_type = mbarrier_slot;
   using tensor_map_type = tensor_view;
   using u32x4 = model::u32x4;
+  using f32x4 = model::f32x4;
+  using f32x2 = model::f32x2;
   template <class E>
   using gmem_t = gmem<E>;
   template <class E>
@@ -324,6 +332,24 @@ class target {
   E atomic_add(gmem<E> p, size_t i, E v) const {
     if (p.offset() % sizeof(E) != 0) scheduler::misuse("atom.add at a misaligned offset");
     return p.buf().template atomic_add<E>(p.offset() / sizeof(E) + i, v);
+  }
+  // st.global.cg / ld.global.cg (cached in L2 only): ordinary tracked accesses on the model.
+  template <class E>
+  void st_global_cg(gmem<E> p, const E& v) const {
+    p.store(0, v);
+  }
+  template <class E>
+  std::remove_const_t<E> ld_global_cg(gmem<E> p) const {
+    return p.load(0);
+  }
+  // atom{.sem}.gpu.global.add.s32: .acq_rel releases and acquires through the location.
+  template <ptx::sem S, class E>
+  E atom_add_gpu(gmem<E> p, E v) const {
+    static_assert(S == ptx::sem::relaxed || S == ptx::sem::acquire || S == ptx::sem::release || S == ptx::sem::acq_rel,
+                  "atom: .sem must be relaxed, acquire, release or acq_rel");
+    if (p.offset() % sizeof(E) != 0) scheduler::misuse("atom.add at a misaligned offset");
+    return p.buf().template atomic_add<E>(p.offset() / sizeof(E), v, S == ptx::sem::release || S == ptx::sem::acq_rel,
+                                          S == ptx::sem::acquire || S == ptx::sem::acq_rel);
   }
   template <class E>
   dsmem<E> mapa(smem<E> p, uint32_t rank) const {
@@ -585,13 +611,13 @@ class target {
   }
   template <release_sem S = release_sem::release>
   void arrive(barrier_type& b) const {
-    (void)bar(b, "mbarrier.arrive").arrive(1, S == release_sem::relaxed ? sem::relaxed : sem::release);
+    static_assert(valid_release_sem(S), "a release is .release or .relaxed");
+    (void)bar(b, "mbarrier.arrive").arrive(1, S);
   }
   template <release_sem S = release_sem::release>
   void arrive_each_cta(barrier_type& b, uint32_t n) const {
-    if (lane() < n)
-      (void)remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster")
-          .arrive(1, S == release_sem::relaxed ? sem::relaxed : sem::release);
+    static_assert(valid_release_sem(S), "a release is .release or .relaxed");
+    if (lane() < n) (void)remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster").arrive(1, S);
   }
   void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/) const {
     bar(b, "mbarrier.try_wait.parity").wait(p & 1u);
@@ -615,15 +641,16 @@ class target {
  private:
   static constexpr uint64_t kPolicy = 0x1000000000000000ull;
 
+  // The .sem an mbarrier arrive or wait takes, checked at compile time as the PTX layer does.
   template <ptx::sem S>
-  static constexpr sem arrive_sem() {
+  static constexpr ptx::sem arrive_sem() {
     static_assert(S == ptx::sem::release || S == ptx::sem::relaxed, "mbarrier arrive: .sem must be release or relaxed");
-    return S == ptx::sem::release ? sem::release : sem::relaxed;
+    return S;
   }
   template <ptx::sem S>
-  static constexpr sem wait_sem() {
+  static constexpr ptx::sem wait_sem() {
     static_assert(S == ptx::sem::acquire || S == ptx::sem::relaxed, "mbarrier wait: .sem must be acquire or relaxed");
-    return S == ptx::sem::acquire ? sem::acquire : sem::relaxed;
+    return S;
   }
   static uint64_t token(const mbarrier_token& t) { return t.phase; }
 

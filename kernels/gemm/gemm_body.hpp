@@ -1,0 +1,466 @@
+// The warp-specialized persistent bf16 GEMM, C = A . B^T with fp32 accumulation, written once over
+// a target: kernels/gemm/gemm_kernel.cuh runs it on the GPU with hopper::device_target, the model
+// tests run the same lines with hopper::model::target. Plain C++ apart from the target.
+//
+// One CTA = 3 warpgroups (384 threads), one CTA per SM, persistent over the work schedule
+// (tile_scheduler.hpp: whole tiles, split-K ranges and a share of the stream-K tail):
+//   warpgroup 0     producer (produce): gives registers back, one elected thread issues the TMA
+//                   loads of every k-block into the ring of STAGES stages;
+//   warpgroups 1-2  consumers: take registers; each computes its part of the tile with
+//                   wgmma.m64nNk16 straight from the swizzled stage (mma_k_block), keeps one
+//                   wgmma group in flight and releases a stage once the group that read it is
+//                   retired (consume_k_blocks), then stores its part through shared memory with
+//                   TMA stores (store_rows) or, for a shared tile, leaves its partial and the last
+//                   piece sums them (split_k_fixup).
+// Cooperative (both consumer warpgroups on one tile) or ping-pong (each warpgroup owns whole
+// 128 x 128 tiles in turn; named barriers 3 and 4 hand over the tensor cores). The ring is
+// hopper::pipeline: full[s] counts the bytes the copy engine delivers, empty[s] the releases of
+// the consumer warpgroups that read the stage (in a cluster: of every CTA it is multicast into),
+// each from its first warp, .relaxed since wgmma.wait_group has retired the reads.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "hopper/hd.hpp"
+#include "hopper/pipeline.cuh"
+#include "hopper/swizzle.hpp"
+#include "hopper/wgmma_desc.hpp"
+#include "kernels/gemm/gemm_traits.hpp"
+#include "kernels/gemm/tile_scheduler.hpp"
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#endif
+
+namespace hopper::gemm {
+
+template <class Tg, class E>
+using gmem_of = typename Tg::template gmem_t<E>;
+template <class Tg, class E>
+using smem_of = typename Tg::template smem_t<E>;
+
+// What the body needs at run time besides the three tensor maps. Cluster c walks the items of
+// `work`. When a tile's k-blocks are shared by several items each consumer warpgroup leaves its
+// fp32 partial in `partial` and the last to arrive on the tile's counter sums them all (in slot
+// order: the result does not depend on who is last) and stores the tile.
+template <class Tg>
+struct body_params {
+  int M, N, K;
+  work_schedule work;
+  int slot_stride;                          // partial slots per fixup tile (>= the slots of any item)
+  gmem_of<Tg, typename Tg::f32x4> partial;  // [fixup cta tile][warpgroup][slot][ACC / 4][128 threads]
+  gmem_of<Tg, int> counters;                // [fixup cta tile][warpgroup], zero between launches
+};
+
+// The CTA's shared memory as the body sees it: the operand stages, the epilogue boxes, the ring's
+// barriers, and one word per consumer warpgroup for the fixup's "last piece" flag.
+template <class T, class Tg>
+struct body_smem {
+  smem_of<Tg, uint8_t> a, b, epi;
+  pipeline_storage<T::STAGES, typename Tg::barrier_type>& ring;
+  smem_of<Tg, int> last_flag;
+};
+
+namespace detail {
+
+// Two fp32 values as one bf16x2 word, round to nearest even (the lower column in the low half).
+HOPPER_HD uint32_t pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__)
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+#else
+  auto rne = [](float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return uint32_t((b >> 16) | 0x40u);
+    return (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+  };
+  return rne(lo) | rne(hi) << 16;
+#endif
+}
+
+// Two adjacent accumulators converted to the output type and stored as one 4- or 8-byte word.
+HOPPER_EXEC_CHECK_OFF
+template <class OutT, class Tg, class D>
+HOPPER_HD void store_pair(D dst, float lo, float hi) {
+  if constexpr (sizeof(OutT) == 2) {
+    dst.template as<uint32_t>().store(0, pack_bf16x2(lo, hi));
+  } else {
+    dst.template as<typename Tg::f32x2>().store(0, typename Tg::f32x2{lo, hi});
+  }
+}
+
+// This CTA's share of one operand's stage tile (ROWS along M or N x 64 along K), loaded to `dst`
+// in every CTA of `peers` (PEERS CTAs share the tile; this CTA is number `piece` of them).
+// K-major: rows [piece, piece + 1) x ROWS / PEERS as one box (128 bytes per row). MN-major: its
+// share of the tile's 64 (MN) x 64 (K) boxes of 8 KiB.
+HOPPER_EXEC_CHECK_OFF
+template <bool MN, int ROWS, int PEERS, class Tg, class D>
+HOPPER_HD void load_share(const Tg& t, D dst, const typename Tg::tensor_map_type& map, typename Tg::barrier_type& bar,
+                          uint16_t peers, int piece, int k0, int mn0) {
+  constexpr uint32_t BOX_MN_BYTES = 64 * 64 * 2;
+  if constexpr (!MN) {
+    const int r0 = piece * (ROWS / PEERS);
+    if constexpr (PEERS > 1)
+      t.cp_async_bulk_tensor_shared_cluster_global_multicast(dst + r0 * 128, map, bar, peers, k0, mn0 + r0);
+    else
+      t.cp_async_bulk_tensor_shared_cluster_global(dst, map, bar, k0, mn0);
+  } else {
+    constexpr int boxes = ROWS / 64 / PEERS;
+    HOPPER_PRAGMA_UNROLL
+    for (int j = piece * boxes; j < (piece + 1) * boxes; ++j) {
+      if constexpr (PEERS > 1)
+        t.cp_async_bulk_tensor_shared_cluster_global_multicast(dst + j * BOX_MN_BYTES, map, bar, peers, mn0 + 64 * j,
+                                                               k0);
+      else
+        t.cp_async_bulk_tensor_shared_cluster_global(dst + j * BOX_MN_BYTES, map, bar, mn0 + 64 * j, k0);
+    }
+  }
+}
+
+// The wgmma of one k-block on one operand pair: BK / 16 steps of m64nNk16 from the stage at
+// `a_base` / `b_base` (shared-window addresses). H > 1: H row halves of A (ping-pong's 128 rows)
+// against the same B. scale_d false on the block's first step overwrites the accumulators.
+HOPPER_EXEC_CHECK_OFF
+template <class T, int N, int H, class Tg>
+HOPPER_HD void mma_k_block(Tg& t, float (&acc)[H][N / 2], uint32_t a_base, uint32_t b_base, bool accumulate) {
+  t.wgmma_fence();
+  HOPPER_PRAGMA_UNROLL
+  for (int kk = 0; kk < T::BK / 16; ++kk) {
+    // k-step of 16: 32 bytes along a K-major row, 16 rows (2048 B) of an MN-major box.
+    const uint64_t db = T::B_MN ? ptx::make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
+                                : ptx::make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
+    HOPPER_PRAGMA_UNROLL
+    for (int h = 0; h < H; ++h) {
+      const uint64_t da =
+          T::A_MN ? ptx::make_wgmma_desc_mnmajor_sw128(a_base + h * T::BOX_MN_BYTES + kk * 2048, T::BOX_MN_BYTES)
+                  : ptx::make_wgmma_desc_kmajor_sw128(a_base + h * T::WG_M * 128 + kk * 32);
+      t.template wgmma_m64nNk16_f32_bf16_bf16<N, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc[h], da, db,
+                                                                                         accumulate || kk > 0);
+    }
+  }
+  t.wgmma_commit_group();
+}
+
+// A consumer warpgroup's main loop over k-blocks [kb0, kb1) starting at ring state `s`: wait for
+// each stage (RAW guard), issue its wgmma group, keep one group in flight, and release the stage
+// whose group wait_group<1> just retired (WAR guard; .relaxed: the reads were the tensor cores');
+// at the end retire the last group and release its stage. `bases(s)` gives the warpgroup's
+// (a_base, b_base) in the stage; `issued()` runs once the last k-block's group is issued, before
+// the last wait.
+HOPPER_EXEC_CHECK_OFF
+template <class T, int N, int H, class Tg, class Pipe, class Bases, class Issued>
+HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, float (&acc)[H][N / 2], int kb0, int kb1,
+                                int warp, Bases&& bases, Issued&& issued) {
+  constexpr auto retired = release_sem::relaxed;  // wgmma reads, done at wait_group
+  auto read = s;                                  // the stage whose wgmma group is retired next
+  for (int kb = kb0; kb < kb1; ++kb, ++s) {
+    pipe.wait(s);
+    uint32_t a_base, b_base;
+    bases(s, a_base, b_base);
+    mma_k_block<T, N, H>(t, acc, a_base, b_base, kb > kb0);
+    if constexpr (T::MUTANT == gemm_mutant::release_before_retire) {
+      if (warp == 0) pipe.template release<retired>(s);  // the group reading s is still in flight
+      t.template wgmma_wait_group<0>();
+      continue;
+    }
+    // One group stays in flight; the one before it has finished reading its stage.
+    t.template wgmma_wait_group<1>();
+    if (kb > kb0) {
+      if constexpr (T::MUTANT == gemm_mutant::release_own_cta_only) {
+        if (warp == 0 && t.lane() == 0) pipe.backend().template arrive<retired>(pipe.empty(read));
+      } else {
+        if (warp == 0) pipe.template release<retired>(read);
+      }
+      ++read;
+    }
+  }
+  issued();
+  if constexpr (T::MUTANT == gemm_mutant::release_before_retire) return;
+  t.template wgmma_wait_group<0>();
+  if (warp == 0) pipe.template release<retired>(read);
+}
+
+// The epilogue of one 64-row half tile held by a consumer warpgroup: each warp stores its own
+// 16 rows: registers -> one of the warp's two 128B-swizzled 16-row x 128-byte shared boxes ->
+// TMA store issued by the warp's lane 0. Warps share no buffer, so only __syncwarp orders them.
+// Swizzled, so the fragment stores are bank-conflict free; before refilling a buffer, lane 0
+// waits until its store issued two boxes ago has read it (bulk group, wait_group.read 1).
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void store_rows(Tg& t, const float (&acc)[T::ACC], const typename Tg::tensor_map_type& tma_c,
+                          smem_of<Tg, uint8_t> epi, uint32_t& epi_count, int wg_thread, int row0, int n0, int M,
+                          int N) {
+  const int warp = wg_thread / 32, lane = wg_thread % 32;
+  const int warp_row0 = row0 + warp * T::EPI_ROWS;
+  if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
+  const auto bufs = epi + warp * 2 * T::EPI_BYTES;
+  const int r_lo = lane / 4;  // rows r_lo and r_lo + 8 of the warp's 16
+  HOPPER_PRAGMA_UNROLL
+  for (int c = 0; c < T::EPI_CHUNKS; ++c) {
+    const int col0 = n0 + c * T::EPI_COLS;
+    if (col0 >= N) break;  // uniform over the warpgroup
+    const auto buf = bufs + (epi_count & 1u) * T::EPI_BYTES;
+    if constexpr (T::MUTANT != gemm_mutant::epilogue_reuse_before_read)
+      if (lane == 0) t.template cp_async_bulk_wait_group_read<1>();
+    t.syncwarp();
+    HOPPER_PRAGMA_UNROLL
+    for (int j = 0; j < T::EPI_COLS / 8; ++j) {
+      const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
+      const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
+      const uint32_t o_lo = hopper::swizzle_offset(hopper::swizzle::b128, r_lo * 128 + col_bytes);
+      const uint32_t o_hi = hopper::swizzle_offset(hopper::swizzle::b128, (r_lo + 8) * 128 + col_bytes);
+      store_pair<typename T::OutT, Tg>(buf + o_lo, acc[i], acc[i + 1]);
+      store_pair<typename T::OutT, Tg>(buf + o_hi, acc[i + 2], acc[i + 3]);
+    }
+    // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
+    if constexpr (T::MUTANT != gemm_mutant::no_proxy_fence) t.fence_proxy_async_shared_cta();
+    t.syncwarp();
+    if (lane == 0) {
+      t.cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, warp_row0);
+      t.cp_async_bulk_commit_group();
+    }
+    ++epi_count;
+  }
+}
+
+// Split-K / stream-K fixup for one consumer warpgroup (128 threads, named barrier 1 + w) of fixup
+// CTA tile `tile`, piece `slot` of `slots`: stores its fp32 partial (each thread its ACC floats as
+// float4s, thread-interleaved so that every float4 step is one coalesced 2 KiB write), then thread
+// 0 counts the arrival. The warpgroup that completes the count reads every slot's partial back, in
+// slot order 0, 1, ..., into acc, resets the counter for the next launch and returns true (it
+// stores the tile); the others return false. Ordering with one gpu-scope operation per warpgroup:
+// the named barrier orders every thread's partial stores before thread 0, whose
+// atom.add.acq_rel.gpu releases them (cumulatively) and, in the last arriver, acquires the other
+// pieces' partials; the second barrier passes that on to the warpgroup's loads (ld.global.cg).
+HOPPER_EXEC_CHECK_OFF
+template <int ACC, gemm_mutant MUTANT, class Tg>
+HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p, int tile, int w, int slot, int S,
+                             int wg_thread, smem_of<Tg, int> flag) {
+  using f32x4 = typename Tg::f32x4;
+  constexpr int Q = ACC / 4;  // float4 per thread
+  const auto slots = p.partial + size_t(tile * 2 + w) * p.slot_stride * Q * 128 + wg_thread;
+  const auto mine = slots + size_t(slot) * Q * 128;
+  HOPPER_PRAGMA_UNROLL
+  for (int q = 0; q < Q; ++q)
+    t.st_global_cg(mine + q * 128, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
+  t.bar_sync(1 + w, 128);
+  const auto counter = p.counters + tile * 2 + w;
+  constexpr ptx::sem handshake =
+      MUTANT == gemm_mutant::split_k_relaxed_handshake ? ptx::sem::relaxed : ptx::sem::acq_rel;
+  if (wg_thread == 0) flag.store(0, t.template atom_add_gpu<handshake>(counter, 1) == S - 1);
+  t.bar_sync(1 + w, 128);
+  const bool last = flag.load(0) != 0;
+  // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
+  if (!last) return false;
+  if (wg_thread == 0) counter.store(0, 0);  // every split of this tile has arrived: ready for next launch
+  // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers
+  // (unrolling the split loop too hoists more loads than the 232 registers hold: spills).
+  HOPPER_PRAGMA_UNROLL
+  for (int q0 = 0; q0 < Q; q0 += 8) {
+    for (int s = 0; s < S; ++s) {
+      const auto src = slots + size_t(s) * Q * 128;
+      HOPPER_PRAGMA_UNROLL
+      for (int q = q0; q < q0 + 8 && q < Q; ++q) {
+        const f32x4 v = t.ld_global_cg(src + q * 128);
+        if (s == 0) {
+          acc[4 * q] = v.x, acc[4 * q + 1] = v.y, acc[4 * q + 2] = v.z, acc[4 * q + 3] = v.w;
+        } else {
+          acc[4 * q] += v.x, acc[4 * q + 1] += v.y, acc[4 * q + 2] += v.z, acc[4 * q + 3] += v.w;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// Where CTA `rank` of its cluster is: CTA (rm, rn) computes tile row crow * CLUSTER_M + rm and
+// column ccol * CLUSTER_N + rn of its cluster tile (crow, ccol).
+template <class T>
+struct cta_place {
+  int rank, rm, rn;
+  HOPPER_HD void tile_origin(const tile_scheduler& order, int tile, int& m0, int& n0) const {
+    int crow, ccol;
+    order.coords(tile, crow, ccol);
+    m0 = (crow * T::CLUSTER_M + rm) * T::BM;
+    n0 = (ccol * T::CLUSTER_N + rn) * T::BN;
+  }
+};
+
+// ---- the roles ---------------------------------------------------------------------------------
+
+// The producer (one thread): for every k-block of every work item, wait until every reader of
+// the stage (of every CTA it is multicast into) released it, arm full[s] with the whole stage
+// (our shares of A and B and the shares the peers multicast into us), load our shares; at the
+// end wait for every stage's release, so that no peer arrives on our barriers after we exit.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const typename Tg::tensor_map_type& tma_a,
+                       const typename Tg::tensor_map_type& tma_b, const body_params<Tg>& p, const cta_place<T>& at,
+                       int cluster_id) {
+  constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
+  auto s = pipe.producer_start();
+  work_item item;
+  for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
+    int m0, n0;
+    at.tile_origin(p.work.order, item.tile, m0, n0);
+    const k_range kr = item.k;
+    for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
+      pipe.acquire(s, T::MUTANT == gemm_mutant::expect_tx_minus_16 ? T::STAGE_BYTES - 16 : T::STAGE_BYTES);
+      auto& bar = pipe.full(s);
+      // The CTAs sharing our A tile (our cluster row) and our B tile (our cluster column).
+      const uint16_t a_peers = cs.a_peers(at.rank);
+      const uint16_t b_peers =
+          T::MUTANT == gemm_mutant::multicast_misses_peer ? uint16_t(1u << at.rank) : cs.b_peers(at.rank);
+      const int k0 = kb * T::BK;
+      load_share<T::A_MN, T::BM, T::CLUSTER_N>(t, sm.a + s.index() * T::A_BYTES, tma_a, bar, a_peers, at.rn, k0, m0);
+      load_share<T::B_MN, T::BN, T::CLUSTER_M>(t, sm.b + s.index() * T::B_BYTES, tma_b, bar, b_peers, at.rm, k0, n0);
+      pipe.commit(s);
+    }
+  }
+  if constexpr (T::MUTANT != gemm_mutant::no_drain) pipe.drain(s);
+}
+
+// Cooperative consumer warpgroup w (0 or 1): rows [64w, 64w + 64) of each tile (BM = 128) or
+// columns [w BN/2, (w + 1) BN/2) (BM = 64); epilogue or fixup after each item.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
+                                   const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
+                                   const cta_place<T>& at, int cluster_id, int w, int wg_thread) {
+  const int warp = wg_thread / 32;
+  const auto epi = sm.epi + w * T::EPI_WG_BYTES;
+  uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
+  float acc[1][T::ACC];
+  auto s = T::MUTANT == gemm_mutant::consumer_parity_1 ? typename Pipe::state(0u, parity(1u)) : pipe.consumer_start();
+  // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in a stage.
+  auto bases = [&](const typename Pipe::state& st, uint32_t& a_base, uint32_t& b_base) {
+    a_base = t.smem_addr(sm.a + st.index() * T::A_BYTES) + (T::SPLIT_N ? 0
+                                                            : T::A_MN  ? w * T::BOX_MN_BYTES
+                                                                       : w * T::WG_M * 128);
+    b_base = t.smem_addr(sm.b + st.index() * T::B_BYTES) + (!T::SPLIT_N ? 0
+                                                            : T::B_MN   ? w * (T::WG_N / 64) * T::BOX_MN_BYTES
+                                                                        : w * T::WG_N * 128);
+  };
+  work_item item;
+  for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
+    int m0, n0;
+    at.tile_origin(p.work.order, item.tile, m0, n0);
+    consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, bases, [] {});
+    t.wgmma_fence_operand(acc[0]);
+    const int row0 = m0 + (T::SPLIT_N ? 0 : w * T::WG_M);
+    const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
+    // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
+    if (row0 < p.M && item.slots > 1 &&
+        !split_k_fixup<T::ACC, T::MUTANT>(t, acc[0], p, item.fixup * T::CLUSTER + at.rank, w, item.slot, item.slots,
+                                          wg_thread, sm.last_flag + w))
+      continue;
+    if (row0 < p.M) store_rows<T>(t, acc[0], tma_c, epi, epi_count, wg_thread, row0, col0, p.M, p.N);
+  }
+  // The last stores must have read shared memory before the CTA (and its memory) goes away.
+  if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
+}
+
+// Ping-pong consumer warpgroup w: owns the CTA's work units w, w + 2, ... (whole 128 x 128
+// tiles). Ordering barriers 3 and 4: warpgroup w waits on 3 + w for its turn at the tensor cores;
+// the other warpgroup arrives there once it has issued its last k-block. The producer fills the
+// ring in the same unit order, so the math runs unit after unit while the epilogue of one
+// warpgroup overlaps the main loop of the other.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
+                                const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
+                                const cta_place<T>& at, int cluster_id, int clusters, int k_blocks, int w,
+                                int wg_thread) {
+  constexpr uint32_t ORDER = 3;
+  const int warp = wg_thread / 32;
+  const auto epi = sm.epi + w * T::EPI_WG_BYTES;
+  uint32_t epi_count = 0;
+  float acc[2][T::ACC];  // rows [0, 64) and [64, 128) of the tile
+  auto s = pipe.consumer_start();
+  s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
+  int j = w;                    // local index of the unit among the CTA's units
+  auto bases = [&](const typename Pipe::state& st, uint32_t& a_base, uint32_t& b_base) {
+    a_base = t.smem_addr(sm.a + st.index() * T::A_BYTES);
+    b_base = t.smem_addr(sm.b + st.index() * T::B_BYTES);
+  };
+  const int units = p.work.order.total();  // whole tiles: no split, no stream-K (checked by the plan)
+  for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
+    int m0, n0;
+    at.tile_origin(p.work.order, u, m0, n0);
+    if (j > 0) t.bar_sync(ORDER + w, 256);
+    // Once every k-block is issued the other warpgroup may start its unit while ours drains;
+    // only when that unit exists, so that no arrival is left pending on the barrier at exit.
+    consume_k_blocks<T, T::BN, 2>(t, pipe, s, acc, 0, k_blocks, warp, bases, [&] {
+      if (u + clusters < units) t.bar_arrive(ORDER + (1 - w), 256);
+    });
+    t.wgmma_fence_operand(acc[0]);
+    t.wgmma_fence_operand(acc[1]);
+    s += uint32_t(k_blocks);  // the other warpgroup's next unit
+    HOPPER_PRAGMA_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const int row0 = m0 + h * T::WG_M;
+      if (row0 < p.M) store_rows<T>(t, acc[h], tma_c, epi, epi_count, wg_thread, row0, n0, p.M, p.N);
+    }
+  }
+  if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
+}
+
+}  // namespace detail
+
+// The kernel body: every thread of the CTA calls it.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::tensor_map_type& tma_a,
+                         const typename Tg::tensor_map_type& tma_b, const typename Tg::tensor_map_type& tma_c,
+                         const body_params<Tg>& p) {
+  constexpr int CLUSTER = T::CLUSTER;
+  const int wg = int(t.thread() / 128u);
+  const int wg_thread = int(t.thread() % 128u);
+  const uint32_t rank = CLUSTER > 1 ? t.cluster_rank() : 0u;
+  constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
+  const detail::cta_place<T> at{int(rank), cs.row(int(rank)), cs.col(int(rank))};
+  const int cluster_id = int(t.block() / uint32_t(CLUSTER));
+  const int clusters = int(t.grid() / uint32_t(CLUSTER));
+  const int k_blocks = (p.K + T::BK - 1) / T::BK;
+
+  // Each consumer warpgroup that reads a stage releases it once, from its first warp (the wgmma
+  // reads of all four warps retire together); in a cluster the operands are multicast, so a stage
+  // is free only when the readers of every CTA have released it.
+  using pipe_t = pipeline<T::STAGES, Tg>;
+  constexpr pipeline_params ring_params{uint32_t(T::READERS), uint32_t(CLUSTER),
+                                        CLUSTER > 1 && T::MUTANT != gemm_mutant::empty_count_without_peer};
+  if (t.thread() == 0) {
+    t.prefetch_tensormap(tma_a);
+    t.prefetch_tensormap(tma_b);
+    t.prefetch_tensormap(tma_c);
+  }
+  // init, fence.mbarrier_init, and a cluster (or CTA) barrier: no peer multicasts into us or
+  // arrives on our barriers before they exist.
+  auto pipe = pipe_t::init(sm.ring, ring_params, t);
+  // Programmatic dependent launch: everything above touched only shared memory and the kernel
+  // parameters, so with the launch attribute it ran under the previous grid's tail. From here on
+  // the kernel reads A and B, writes C and the split-K workspace: wait until the previous grid
+  // has finished and its writes are visible. Then let the next grid be scheduled: its CTAs take
+  // SMs as ours exit and run their own prologue while our last tiles finish.
+  t.griddepcontrol_wait();
+  t.griddepcontrol_launch_dependents();
+
+  if (wg == 0) {
+    t.template setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (wg_thread == 0) detail::produce<T>(t, pipe, sm, tma_a, tma_b, p, at, cluster_id);
+    t.syncwarp();
+  } else {
+    t.template setmaxnreg_inc<T::CONSUMER_REGS>();
+    if constexpr (T::PINGPONG)
+      detail::consume_pingpong<T>(t, pipe, sm, tma_c, p, at, cluster_id, clusters, k_blocks, wg - 1, wg_thread);
+    else
+      detail::consume_cooperative<T>(t, pipe, sm, tma_c, p, at, cluster_id, wg - 1, wg_thread);
+  }
+  // No cluster barrier at exit: the producer's drain() waited for the releases of every CTA's
+  // consumers on our empty barriers, and every multicast into our stages completed on a full
+  // barrier our consumers waited on, so no peer touches this CTA once its warps are done.
+}
+
+}  // namespace hopper::gemm

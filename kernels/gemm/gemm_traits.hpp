@@ -1,0 +1,119 @@
+// The GEMM kernel's compile-time shape: tile geometry, roles, registers, the shared-memory layout
+// (one struct) and the tensor-map boxes the producer loads, in one place. Plain C++: the kernel
+// (gemm_kernel.cuh), its body (gemm_body.hpp), the host plan (gemm.cuh) and the model tests read
+// the same facts from here.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "hopper/pipeline.cuh"
+#include "kernels/gemm/gemm_config.hpp"
+
+namespace hopper::gemm {
+
+// The boxes of one operand's stage tile as TMA loads them (plan: the tensor maps; kernel: the
+// loads): `rows` along M or N x 64 along K of bf16, swizzled 128 B. K-major: one box of
+// 64 (K) x rows / peers (each CTA sharing the tile loads its slice); MN-major: boxes of
+// 64 (MN) x 64 (K), rows / 64 of them, split over the peers.
+struct operand_box {
+  uint32_t inner, outer;  // the box's {dims[0], dims[1]} in elements
+};
+constexpr operand_box operand_box_of(bool mn_major, int rows, int peers) {
+  return mn_major ? operand_box{64, 64} : operand_box{64, uint32_t(rows / peers)};
+}
+// The epilogue's box of C: 16 rows (one warp's share of a wgmma's 64) x one 128-byte swizzle row.
+constexpr operand_box c_box_of(int out_bytes) { return operand_box{uint32_t(128 / out_bytes), 16}; }
+
+// Bugs the model tests plant in the kernel's own source (tests/host/gemm_model_mutants.cpp), each
+// switched on at compile time through kernel_traits::MUTANT (mutant_of below); every kernel the
+// library compiles has MUTANT == none, whose code is the kernel.
+enum class gemm_mutant {
+  none,
+  consumer_parity_1,           // the consumers start on parity 1: they read stages before they land
+  release_before_retire,       // a stage is released while the wgmma group reading it is in flight
+  no_proxy_fence,              // the epilogue's generic writes reach the TMA store unfenced
+  expect_tx_minus_16,          // the full barrier is armed with 16 bytes fewer than the stage
+  multicast_misses_peer,       // the B multicast mask leaves out the peer CTA
+  empty_count_without_peer,    // the ring counts only this CTA's releases though stages are multicast
+  no_drain,                    // the producer exits without waiting for the last releases
+  release_own_cta_only,        // a consumer releases only its own CTA's stage, not the peers'
+  split_k_relaxed_handshake,   // the split-K counter is a .relaxed atomic: partials are not ordered
+  epilogue_reuse_before_read,  // an epilogue box is rewritten before its TMA store has read it
+};
+
+// PINGPONG = false, "cooperative": both consumer warpgroups work on one BM x BN tile and read
+// every stage; with BM = 128 each takes 64 rows and all BN columns, with BM = 64 each takes the
+// 64 rows and BN / 2 of the columns. PINGPONG = true (BM = 128): each consumer warpgroup owns
+// whole 128 x BN tiles (the CTA's tiles alternate between them, two m64nBNk16 per k-step), each
+// stage is read by one warpgroup, and the epilogue of one runs while the other computes.
+template <int BM_, int BN_, int STAGES_, int CLUSTER_M_, int CLUSTER_N_, class OutT_, bool A_MN_, bool B_MN_,
+          bool PINGPONG_ = false>
+struct kernel_traits {
+  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_;
+  static constexpr int CLUSTER_M = CLUSTER_M_, CLUSTER_N = CLUSTER_N_, CLUSTER = CLUSTER_M * CLUSTER_N;
+  static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
+  static constexpr gemm_mutant MUTANT = gemm_mutant::none;
+  using OutT = OutT_;
+  static constexpr int THREADS = 384;
+  static constexpr int CONSUMERS = 2;                       // consumer warpgroups
+  static constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups reading a stage
+  static constexpr int WG_M = 64;                           // rows of one wgmma.m64
+  static constexpr bool SPLIT_N = BM == 64;                 // the consumer warpgroups split the columns, not the rows
+  static constexpr int WG_N = SPLIT_N ? BN / 2 : BN;        // the n of a consumer warpgroup's wgmma
+  static constexpr int ACC = WG_N / 2;                      // fp32 accumulators per thread per m64nWG_N
+  static constexpr uint32_t A_BYTES = BM * BK * 2;
+  static constexpr uint32_t B_BYTES = BN * BK * 2;
+  static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr uint32_t BOX_MN_BYTES = 64 * BK * 2;  // one 64 (MN) x 64 (K) MN-major box
+  static constexpr operand_box A_BOX = operand_box_of(A_MN, BM, CLUSTER_N);
+  static constexpr operand_box B_BOX = operand_box_of(B_MN, BN, CLUSTER_M);
+  // Epilogue: boxes of 16 rows (one warp's) x one 128-byte swizzle row of C, double buffered per
+  // warp.
+  static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
+  static constexpr int EPI_ROWS = int(c_box_of(int(sizeof(OutT))).outer);
+  static constexpr uint32_t EPI_BYTES = EPI_ROWS * 128;
+  static constexpr uint32_t EPI_WG_BYTES = WG_M / EPI_ROWS * 2 * EPI_BYTES;  // a warpgroup's 4 warps x 2
+  static constexpr int EPI_CHUNKS = WG_N / EPI_COLS;
+  // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
+  static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+
+  // The CTA's shared memory, from a 1024-byte aligned base (swizzle atoms need 1024-B alignment):
+  // the ring's operand stages, the consumers' epilogue boxes, the ring's barriers.
+  struct shared_storage {
+    alignas(1024) uint8_t a[STAGES][A_BYTES];
+    alignas(1024) uint8_t b[STAGES][B_BYTES];
+    alignas(1024) uint8_t epi[CONSUMERS][EPI_WG_BYTES];
+    pipeline_storage<STAGES, uint64_t> ring;
+  };
+  // Dynamic shared memory a launch asks for: the storage, up to its last byte, plus the slack that
+  // aligning the dynamic base to 1024 bytes may take.
+  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, ring) + sizeof(shared_storage::ring) + 1024);
+
+  static_assert(BM == 128 || BM == 64, "BM is 128 (a warpgroup per 64 rows) or 64 (a warpgroup per BN / 2 columns)");
+  static_assert(WG_N == 64 || WG_N == 128 || WG_N == 256, "a warpgroup's n of wgmma.m64nNk16: 64, 128 or 256");
+  static_assert(BM == 128 || !PINGPONG, "ping-pong tiles are 128 rows");
+  static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
+                "clusters of 1 x 1, 2 x 1 or 1 x 2 CTAs: every CTA writes into every CTA of its cluster, "
+                "which orders the releases to all of them (gemm_config.hpp's instances say more)");
+  static_assert(B_BOX.outer <= 256, "a TMA box dimension is at most 256");
+  static_assert(!A_MN || (BM / 64) % CLUSTER_N == 0, "MN-major A boxes split evenly over a cluster row");
+  static_assert(!B_MN || (BN / 64) % CLUSTER_M == 0, "MN-major B boxes split evenly over a cluster column");
+  static_assert((BM / CLUSTER_N * 128) % 1024 == 0, "multicast A pieces keep 1024-B alignment");
+  static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "stages keep 1024-B swizzle alignment");
+  static_assert((BN / CLUSTER_M * 128) % 1024 == 0, "multicast B pieces keep 1024-B alignment");
+  static_assert(sizeof(OutT) == 2 || sizeof(OutT) == 4, "bf16 or fp32 output");
+  static_assert(SMEM <= uint32_t(max_smem_per_block), "fits in 227 KiB of shared memory");
+  static_assert(SMEM == smem_bytes(config{BM, BN, BK, STAGES, CLUSTER_M, CLUSTER_N}),
+                "the host's smem_bytes() agrees with the layout");
+  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
+  static_assert(!PINGPONG || BN == 128, "ping-pong tiles are 128 x 128: 2 x 64 accumulators per thread");
+  static_assert(STAGE_BYTES < (1u << 20), "tx-count limit of an mbarrier phase");
+};
+
+// Instance T with bug M planted (model tests only).
+template <class T, gemm_mutant M>
+struct mutant_of : T {
+  static constexpr gemm_mutant MUTANT = M;
+};
+
+}  // namespace hopper::gemm

@@ -1,0 +1,147 @@
+// The GEMM's own kernel body (kernels/gemm/gemm_body.hpp) on the executable model, every thread a
+// task, numerics included: every instance of the instances table (cooperative and ping-pong,
+// 128- and 64-row tiles, clusters 1x1, 2x1, 1x2 with A/B multicast), every operand major, bf16
+// and fp32 output, on small problems with edges in M, N and K, through whole tiles, split-K and
+// the stream-K tail. C must match a double-precision reference with every element written, and
+// no run may deadlock or show a hazard, over several scheduler seeds.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <type_traits>
+#include <utility>
+
+#include "tests/host/gemm_on_model.hpp"
+
+namespace {
+
+using namespace gemm_model;
+
+std::string describe(const hg::problem& p, const hg::config& cf, int resident, uint64_t seed) {
+  return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " " +
+         (p.a_major == hg::major::k ? "A:k" : "A:mn") + (p.b_major == hg::major::k ? " B:k" : " B:mn") +
+         (p.out == hg::out_type::bf16 ? " bf16" : " f32") + " | bm " + std::to_string(cf.bm) + " bn " +
+         std::to_string(cf.bn) + " stages " + std::to_string(cf.stages) + " cluster " + std::to_string(cf.cluster_m) +
+         "x" + std::to_string(cf.cluster_n) + (cf.pingpong ? " ping-pong" : "") + " splits " +
+         std::to_string(cf.splits) + (cf.stream_k ? " stream-K" : "") + " | " + std::to_string(resident) +
+         " clusters, seed " + std::to_string(seed);
+}
+
+double g_seconds = 0;
+int g_runs = 0;
+
+template <class T>
+void expect_clean(const hg::problem& p, const hg::config& cf, int resident, uint64_t seed) {
+  const operands o = random_operands(p, seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  const outcome r = run<T>(p, cf, resident, o, seed);
+  g_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++g_runs;
+  const std::string what = describe(p, cf, resident, seed);
+  ASSERT_EQ(r.error, "") << what;
+  const check k = compare(p, o, r.c, p.out == hg::out_type::bf16);
+  EXPECT_EQ(k.unwritten, 0u) << what << ": " << k.first;
+  EXPECT_EQ(k.wrong, 0u) << what << ": " << k.first;
+}
+
+// f(std::integral_constant<size_t, I>) for every entry of the instances table.
+template <class F, size_t... I>
+void for_each_instance(F&& f, std::index_sequence<I...>) {
+  (f(std::integral_constant<size_t, I>{}), ...);
+}
+template <class F>
+void for_each_instance(F&& f) {
+  for_each_instance(f, std::make_index_sequence<sizeof(hg::instances) / sizeof(hg::instances[0])>{});
+}
+
+template <size_t I, class OutT, bool A_MN, bool B_MN>
+using traits_of =
+    hg::kernel_traits<hg::instances[I].bm, hg::instances[I].bn, hg::instances[I].stages, hg::instances[I].cluster_m,
+                      hg::instances[I].cluster_n, OutT, A_MN, B_MN, hg::instances[I].pingpong>;
+
+hg::config config_of(const hg::instance& in) {
+  hg::config c;
+  c.bm = in.bm, c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
+  c.pingpong = in.pingpong;
+  c.group_m = 2;
+  return c;
+}
+
+struct bf16 {
+  using type = uint16_t;
+};
+struct f32 {
+  using type = float;
+};
+
+// Every instance, every major and output: two CTA tiles per cluster along M and N (the second
+// one partial: edges in M and N), K = 200 (four k-blocks, the last one partial), two clusters.
+TEST(GemmModel, EveryInstanceEveryMajorAndOutput) {
+  for_each_instance([](auto idx) {
+    constexpr size_t I = decltype(idx)::value;
+    auto one = [](auto out_tag, auto a_mn, auto b_mn) {
+      const hg::instance in = hg::instances[I];
+      using OutT = typename decltype(out_tag)::type;
+      using T = traits_of<I, OutT, decltype(a_mn)::value, decltype(b_mn)::value>;
+      hg::problem p;
+      p.M = int64_t(in.bm) * in.cluster_m + in.bm / 2 + 8;
+      p.N = int64_t(in.bn) * in.cluster_n + in.bn / 2 + 8;
+      p.K = 200;
+      p.a_major = decltype(a_mn)::value ? hg::major::mn : hg::major::k;
+      p.b_major = decltype(b_mn)::value ? hg::major::mn : hg::major::k;
+      p.out = sizeof(OutT) == 2 ? hg::out_type::bf16 : hg::out_type::f32;
+      expect_clean<T>(p, config_of(in), 2, 11 + I);
+    };
+    one(bf16{}, std::false_type{}, std::false_type{});
+    one(bf16{}, std::false_type{}, std::true_type{});
+    one(bf16{}, std::true_type{}, std::false_type{});
+    one(bf16{}, std::true_type{}, std::true_type{});
+    one(f32{}, std::false_type{}, std::false_type{});
+  });
+  std::printf("  %d runs, %.1f s on the model\n", g_runs, g_seconds);
+}
+
+// Split-K and the stream-K tail on the cooperative instances: the pieces of a tile meet in the
+// fp32 workspace and the last one sums them in slot order.
+TEST(GemmModel, SplitKAndStreamK) {
+  for_each_instance([](auto idx) {
+    constexpr size_t I = decltype(idx)::value;
+    constexpr hg::instance in = hg::instances[I];
+    if constexpr (!in.pingpong) {
+      using T = traits_of<I, float, false, false>;
+      hg::problem p;
+      p.M = int64_t(in.bm) * in.cluster_m;
+      p.N = int64_t(in.bn) * in.cluster_n;
+      p.K = 256;
+      p.out = hg::out_type::f32;
+      hg::config split = config_of(in);
+      split.splits = 3;  // 4 k-blocks in pieces of 1, 1, 2
+      expect_clean<T>(p, split, 3, 21 + I);
+      // Three cluster tiles on two clusters: the last round is partial, its k-blocks shared.
+      p.M = int64_t(in.bm) * in.cluster_m * 3;
+      hg::config sk = config_of(in);
+      sk.stream_k = true;
+      expect_clean<T>(p, sk, 2, 31 + I);
+    }
+  });
+}
+
+// The smallest cluster case under many scheduler seeds, and under the schedules in which one of
+// its two CTAs runs only when the other cannot (a peer far behind or far ahead).
+TEST(GemmModel, ClusterOf2ManySeedsAndSlowPeers) {
+  using T = traits_of<1, uint16_t, false, false>;  // 128 x 256, 4 stages, cluster 2 x 1
+  static_assert(hg::instances[1].cluster_m == 2 && hg::instances[1].cluster_n == 1, "the 2 x 1 instance");
+  hg::problem p;
+  p.M = 256, p.N = 256, p.K = 320;
+  for (uint64_t seed = 1; seed <= 20; ++seed) expect_clean<T>(p, config_of(hg::instances[1]), 1, seed);
+  for (int slow : {0, 1})
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const operands o = random_operands(p, seed);
+      const outcome r = run<T>(p, config_of(hg::instances[1]), 1, o, seed, slow);
+      ASSERT_EQ(r.error, "") << "slow CTA " << slow << ", seed " << seed;
+      const check k = compare(p, o, r.c, true);
+      EXPECT_EQ(k.wrong + k.unwritten, 0u) << "slow CTA " << slow << ": " << k.first;
+    }
+}
+
+}  // namespace
