@@ -1,7 +1,8 @@
 // The streaming kernel of apps/pipeline_stream.cuh, written once over a target (include/hopper/
 // device_target.cuh on the GPU, model/include/hopper/model/target.hpp on the host): warp 0's lane 0
-// produces (cp.async.bulk global -> shared, one stage per iteration), warps 1..consumer_warps
-// consume (read the stage with generic loads, store it to global) and release it.
+// produces (cp.async.bulk global -> shared, one stage per iteration), the consumer warps 1..n
+// (n = params.releases_per_cta: every consumer warp releases) consume (read the stage with
+// generic loads, store it to global) and release it.
 //
 // Layout of the work:
 //  - without multicast, CTA b streams tiles [b*tiles, (b+1)*tiles) of src to the same tiles of dst;
@@ -21,7 +22,7 @@
 #include <cstdint>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.cuh"
+#include "hopper/phase.hpp"
 #include "hopper/pipeline.cuh"
 
 namespace hopper::apps {
@@ -82,11 +83,12 @@ HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storag
   using vec = typename Tg::u32x4;
 
   pipeline_params ring_params = params;  // what the barriers are initialised with
-  if constexpr (M == mutant::empty_count_minus_1) ring_params.consumer_warps -= 1u;
-  if constexpr (M == mutant::empty_count_plus_1) ring_params.consumer_warps += 1u;
+  if constexpr (M == mutant::empty_count_minus_1) ring_params.releases_per_cta -= 1u;
+  if constexpr (M == mutant::empty_count_plus_1) ring_params.releases_per_cta += 1u;
   pipe_t pipe = pipe_t::init(ring, ring_params, t);
 
   const uint32_t warp = t.warp(), lane = t.lane();
+  const uint32_t consumer_warps = params.releases_per_cta;  // each consumer warp releases every stage
   const bool mc = params.multicast && params.cluster_size > 1;
   const uint32_t rank = mc ? t.cluster_rank() : 0u;
   const uint32_t cta = t.block();
@@ -114,11 +116,11 @@ HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storag
         } else {
           t.cp_async_bulk_shared_cluster_global(stage, from, stage_bytes, pipe.full(s));
         }
-        pipe.commit(s);
+        pipe.issued(s);
       }
       if constexpr (M != mutant::no_drain) pipe.drain(s);  // peers may still arrive on our empty barriers
     }
-  } else if (warp <= params.consumer_warps) {
+  } else if (warp <= consumer_warps) {
     const uint32_t cw = warp - 1u;
     state s = M == mutant::consumer_parity_1 ? state(0u, parity(1u)) : pipe.consumer_start();
     for (; s.iter() < tiles; ++s) {
@@ -130,9 +132,9 @@ HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storag
         released = cw == 0 && s.iter() == 0;
         if (released) pipe.release(s);
       }
-      for (size_t i = size_t(cw) * 32u + lane; i < tile_vecs; i += size_t(params.consumer_warps) * 32u)
+      for (size_t i = size_t(cw) * 32u + lane; i < tile_vecs; i += size_t(consumer_warps) * 32u)
         out.store(i, stage.load(i));
-      if constexpr (M == mutant::skip_release) released = cw == params.consumer_warps - 1u && s.iter() == tiles / 2;
+      if constexpr (M == mutant::skip_release) released = cw == consumer_warps - 1u && s.iter() == tiles / 2;
       if (!released) {
         if constexpr (M == mutant::relaxed_release)
           pipe.template release<release_sem::relaxed>(s);  // nothing orders the generic reads

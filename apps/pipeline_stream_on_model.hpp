@@ -18,7 +18,7 @@
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline.cuh"
-#include "hopper/trace.cuh"
+#include "hopper/trace.hpp"
 
 namespace hopper::apps {
 

@@ -27,7 +27,7 @@
 
 #include "apps/pipeline_stream.cuh"
 #include "apps/showcase.hpp"
-#include "hopper/trace.cuh"
+#include "hopper/trace.hpp"
 #include "kernels/gemm/gemm.cuh"
 #include "kernels/stream_copy.cuh"
 

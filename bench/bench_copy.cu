@@ -41,6 +41,7 @@
 #include "bench_support.hpp"
 #include "copy_presets.hpp"
 #include "copy_probes.cuh"
+#include "hopper/limits.hpp"
 #include "kernels/stream_copy.cuh"
 
 namespace {
@@ -190,8 +191,10 @@ std::map<std::string, double> g_min_ratio;
 
 bool fits(const stream_copy_config& c, variant v) {
   const size_t smem = size_t(c.stages) * c.stage_bytes;
-  if (c.store_lag >= c.stages || smem > 227 * 1024) return false;
-  if (c.blocks_per_sm * (smem + 1536) > 228 * 1024) return false;
+  if (c.store_lag >= c.stages || smem > hopper::limits::max_smem_per_block) return false;
+  // Per CTA: its stages, the system's reserved shared memory and 512 bytes of barriers.
+  if (c.blocks_per_sm * (smem + hopper::limits::reserved_smem_per_block + 512) > hopper::limits::smem_per_sm)
+    return false;
   if (v == variant::d2 && c.stage_bytes % 1024) return false;
   return true;
 }
@@ -530,8 +533,8 @@ void register_all() {
   auto reg = [](const std::string& n, auto fn) {
     benchmark::RegisterBenchmark(n.c_str(), fn)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   };
-  // Sweep at 1 GiB. Run 1 showed the pipeline shape alone moves the ratio only between 0.90 and
-  // 0.93, so the shapes are a compact set around its best points, and the other knobs (L2
+  // Sweep at 1 GiB: the shape alone moves the ratio little (docs/copy.md, "Benchmark"), so the
+  // shapes are a compact set around the best points of the first sweep, and the other knobs (L2
   // prefetch distance, L2 eviction priority of loads and stores, chunk order) are crossed with a
   // few shapes.
   struct shape {

@@ -1,4 +1,4 @@
-// What each asynchronous primitive costs on this GPU (seed §6-§20): mbarrier arrive/wait round
+// What each asynchronous primitive costs on this GPU: mbarrier arrive/wait round
 // trips, try_wait vs test_wait, the suspend-time hint, arrive with a count, arrive_drop, remote
 // arrives across a cluster, many warps on one barrier; barrier.cluster by cluster size; bar.sync
 // by thread count vs __syncthreads; fences at each scope; cp.async.bulk and TMA load latency by
@@ -120,7 +120,7 @@ __global__ void k_mbar_pingpong(timing* out, int reps, uint32_t hint_ns) {
 }
 
 // The same ping-pong between thread 0 of CTA 0 and thread 0 of CTA 1 of a cluster of 2: each
-// arrives on the other's barrier through its .shared::cluster address (remote arrive, seed §18).
+// arrives on the other's barrier through its .shared::cluster address (remote arrive).
 __global__ void k_mbar_remote_pingpong(timing* out, int reps) {
   __shared__ __align__(8) uint64_t inbox;
   const uint32_t rank = ptx::cluster_ctarank();
@@ -562,7 +562,7 @@ void add_fences(std::integer_sequence<int, F...>) {
 }
 
 void register_all() {
-  // mbarrier (seed §11-§17)
+  // mbarrier
   add(
       "mbarrier/arrive_wait_same_thread", [](int) { k_mbar_self<<<1, 32>>>(g_timing, 2000); }, 2000);
   add(
@@ -597,7 +597,7 @@ void register_all() {
         "mbarrier/phase_all_threads_arrive_warps_" + std::to_string(warps),
         [warps](int) { k_mbar_many<<<1, 32 * warps>>>(g_timing, 1000); }, 1000);
 
-  // barrier.cluster (seed §18.1)
+  // barrier.cluster
   for (int n : {1, 2, 4, 8, 16}) {
     const std::string name = "cluster/barrier_cluster_arrive_wait_size_" + std::to_string(n);
     if (!cluster_fits((const void*)k_cluster_barrier, n, 128)) {
@@ -614,7 +614,7 @@ void register_all() {
         1000);
   }
 
-  // named barriers (seed §20)
+  // named barriers
   for (int n : {32, 64, 128, 256, 512, 1024})
     add(
         "named/bar_sync_threads_" + std::to_string(n), [n](int) { k_bar_sync<<<1, 1024>>>(g_timing, 1000, n); }, 1000);
@@ -622,7 +622,7 @@ void register_all() {
     add(
         "named/syncthreads_block_" + std::to_string(n), [n](int) { k_syncthreads<<<1, n>>>(g_timing, 1000); }, 1000);
 
-  // fences (seed §9)
+  // fences
   add_fences(std::make_integer_sequence<int, f_count>{});
 
   // ordinary dependent loads: the anchors
@@ -648,7 +648,7 @@ void register_all() {
       },
       2000);
 
-  // cp.async.bulk load latency by size (seed §10, §11): L2-resident and from DRAM
+  // cp.async.bulk load latency by size: L2-resident and from DRAM
   for (uint32_t bytes = 16; bytes <= 64 * 1024; bytes *= 4) {
     for (int cold = 0; cold < 2; ++cold) {
       const int reps = cold ? 200 : 1000;
@@ -666,7 +666,7 @@ void register_all() {
     }
   }
 
-  // TMA tensor load latency (seed §10): 2-D f32 boxes of 32x32 (4 KiB) and 64x64 (16 KiB)
+  // TMA tensor load latency: 2-D f32 boxes of 32x32 (4 KiB) and 64x64 (16 KiB)
   add(
       "tma/tensor_2d_load_L2_4096B", [](int) { k_tma_load<<<1, 32, 4096 + 1024>>>(g_timing, g_map_small, 1000); },
       1000);
@@ -674,7 +674,7 @@ void register_all() {
       "tma/tensor_2d_load_L2_16384B", [](int) { k_tma_load<<<1, 32, 16384 + 1024>>>(g_timing, g_map_large, 1000); },
       1000);
 
-  // bulk groups (seed §19)
+  // bulk groups
   for (uint32_t bytes : {256u, 4096u, 16384u}) {
     add(
         "bulk/store_wait_group_" + std::to_string(bytes) + "B",
@@ -687,7 +687,7 @@ void register_all() {
       "bulk/wait_group_nothing_pending", [](int) { k_bulk_store_wait<2><<<1, 128, 16>>>(g_timing, g_store, 16, 2000); },
       2000);
 
-  // bandwidth per SM, bytes per cycle: shared, L2, DSMEM (seed §18). Reported as cycles and ns
+  // bandwidth per SM, bytes per cycle: shared, L2, DSMEM. Reported as cycles and ns
   // per 8-byte load per thread-iteration; bytes/cycle/SM = 1024 threads * 8 B / cycles.
   int sms = 0;
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

@@ -1,4 +1,5 @@
-// The hazard lab (seed §7, §8, §9, §16, §19): each of the seed's hazards as a kernel that runs
+// The hazard lab: each hazard of asynchronous copies (a stale read across proxies, a refill or a
+// reuse while the data is still being read) as a kernel that runs
 // many independent trials, once without its protection and once with it, and counts the trials
 // whose data came out wrong. A trial is one (block, run) pair (one (cluster, run) pair for the
 // DSMEM case); blocks run concurrently on every SM, runs follow each other inside a block. A trial
@@ -8,17 +9,17 @@
 // Cases (hazard_case):
 //   raw_proxy_bulk_store      ordinary st.shared fills a tile, bar.sync, one thread bulk-stores it
 //                             (cp.async.bulk.global.shared::cta). Protection: every writer issues
-//                             fence.proxy.async.shared::cta before the bar.sync (seed §9.3).
+//                             fence.proxy.async.shared::cta before the bar.sync.
 //   raw_proxy_dsmem_copy      the same tile sent to the peer CTA of a cluster of 2 with
-//                             cp.async.bulk.shared::cluster.shared::cta (seed §18), same fence.
+//                             cp.async.bulk.shared::cluster.shared::cta, same fence.
 //   war_refill_before_release a producer bulk-loads a stage, then refills it at once while the
 //                             consumer warps still read it. Protection: the refill waits for the
-//                             consumers' arrivals on the stage's empty barrier (seed §16).
+//                             consumers' arrivals on the stage's empty barrier.
 //   war_store_source_reuse    a tile is bulk-stored, then rewritten for the next run. Protection:
-//                             cp.async.bulk.wait_group.read 0 before the rewrite (seed §19.4).
+//                             cp.async.bulk.wait_group.read 0 before the rewrite.
 //   release_acquire_mbarrier  a warp writes data, arrives on an mbarrier; another warp waits and
 //                             reads the data. Unprotected: arrive.relaxed + try_wait.relaxed;
-//                             protected: arrive.release + try_wait.acquire (seed §17.3).
+//                             protected: arrive.release + try_wait.acquire.
 //
 // Every trial's expected bytes are a hash of (seed, block, run, word), so a stale or foreign
 // value is always a mismatch; results are checked by a second kernel after the first has ended

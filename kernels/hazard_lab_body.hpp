@@ -139,7 +139,7 @@ HOPPER_HD void raw_proxy_dsmem_copy_body(Tg& t, typename Tg::template smem_t<uin
   const uint32_t bytes = uint32_t(words) * 4u;
   if (rank == 1 && t.thread() == 0) {
     t.mbarrier_init(bars.landed, 1, "landed");
-    t.mbarrier_arrive_expect_tx(bars.landed, bytes);  // armed for run 0
+    t.mbarrier_arrive_expect_tx(bars.landed, bytes);  // armed for the first run
     t.fence_mbarrier_init_release_cluster();          // the peer's copy engine signals it
   }
   t.barrier_cluster_arrive_aligned();

@@ -1,5 +1,6 @@
-// Streaming copies through shared memory at the speed of the memory itself (seed §3, §10, §19):
-// the copy engine moves every byte in the background while one thread per direction only issues.
+// Streaming copies through shared memory at the speed of the memory itself: the copy engine
+// (cp.async.bulk, bulk async-groups for the stores) moves every byte in the background while one
+// thread per direction only issues.
 // The kernel bodies are written once over a target in kernels/stream_copy_body.hpp (they run on
 // the host model too); this file holds their __global__ entries on the device target and the
 // host launchers users call:
@@ -19,6 +20,7 @@
 #include <type_traits>
 
 #include "hopper/device_target.cuh"
+#include "hopper/limits.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/tensor_map.hpp"
 #include "kernels/stream_copy_body.hpp"
@@ -82,8 +84,9 @@ __global__ void __launch_bounds__(32 + 16 * 32)
 
 namespace detail {
 
+// Throws std::invalid_argument("hopper: <who>: <what>"), as hopper/limits.hpp's checks do.
 [[noreturn]] inline void copy_reject(const char* who, const std::string& what) {
-  throw std::invalid_argument(std::string(who) + ": " + what);
+  limits::reject(std::string(who) + ": " + what);
 }
 
 inline std::string ptr_str(const void* p) {
@@ -98,15 +101,13 @@ inline uint64_t ring_bytes(const stream_copy_config& c) {
   return uint64_t(held) * c.stage_bytes;
 }
 
-// The checks every variant shares; `granule` is the stage_bytes multiple the variant needs.
+// The checks every variant shares; `granule` is the stage_bytes multiple the variant needs. The
+// hardware limits (bulk-copy alignment and size, tx-count, shared memory) are hopper/limits.hpp's.
 inline void check_copy_args(const char* who, const void* dst, const void* src, uint64_t bytes,
                             const stream_copy_config& cfg, uint32_t granule) {
+  const std::string me = std::string(who) + ": ";
   if (bytes > 0 && (dst == nullptr || src == nullptr))
     copy_reject(who, std::string(dst == nullptr ? "dst" : "src") + " is null with " + std::to_string(bytes) + " bytes");
-  if (reinterpret_cast<uintptr_t>(dst) % 16 != 0)
-    copy_reject(who, "dst " + ptr_str(dst) + " is not 16-byte aligned (cp.async.bulk needs 16)");
-  if (reinterpret_cast<uintptr_t>(src) % 16 != 0)
-    copy_reject(who, "src " + ptr_str(src) + " is not 16-byte aligned (cp.async.bulk needs 16)");
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
   if (bytes > 0 && d < s + bytes && s < d + bytes)
     copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap over " + std::to_string(bytes) +
@@ -117,6 +118,9 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
   if (cfg.stage_bytes == 0 || cfg.stage_bytes % granule != 0)
     copy_reject(who, "stage_bytes = " + std::to_string(cfg.stage_bytes) + " is not a positive multiple of " +
                          std::to_string(granule));
+  // Every stage is one bulk copy each way between src (dst) and shared memory, counted on one
+  // mbarrier phase: its size and both addresses follow cp.async.bulk's rules.
+  limits::check_bulk_copy(cfg.stage_bytes, src, dst, /*with_mbarrier=*/true, me + "stage copy");
   if (cfg.store_lag > 2) copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " is not 0, 1 or 2");
   if (cfg.store_lag >= cfg.stages)
     copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) +
@@ -157,16 +161,16 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
   if (cfg.blocks_per_sm < 1 || cfg.blocks_per_sm > 32)
     copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " is out of range 1..32");
   const uint64_t smem = ring_bytes(cfg);
-  if (smem > 227u * 1024u || (uint64_t(cfg.stage_bytes) > (1u << 20) - 1))
-    copy_reject(who, "stages x stage_bytes = " + std::to_string(smem / cfg.stage_bytes) + " x " +
-                         std::to_string(cfg.stage_bytes) + " = " + std::to_string(smem) +
-                         " bytes exceeds 227 KiB of shared memory per block");
-  // Each CTA also takes 1 KiB reserved by the system and its barriers. A per-tile grid has as many
-  // CTAs per SM as fit; blocks_per_sm does not apply.
-  const uint64_t per_sm = uint64_t(cfg.blocks_per_sm) * (smem + 1024u + 512u);
-  if (!per_tile && per_sm > 228u * 1024u)
+  limits::check_smem_budget(smem, limits::max_smem_per_block,
+                            me + "stages x stage_bytes = " + std::to_string(smem / cfg.stage_bytes) + " x " +
+                                std::to_string(cfg.stage_bytes));
+  // Each CTA also takes the shared memory the system reserves per block and 512 bytes for its
+  // barriers. A per-tile grid has as many CTAs per SM as fit; blocks_per_sm does not apply.
+  const uint64_t per_sm = uint64_t(cfg.blocks_per_sm) * (smem + limits::reserved_smem_per_block + 512u);
+  if (!per_tile && per_sm > limits::smem_per_sm)
     copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " x " + std::to_string(smem) +
-                         " bytes of stages does not fit the 228 KiB of shared memory of one SM");
+                         " bytes of stages does not fit the " + std::to_string(limits::smem_per_sm / 1024) +
+                         " KiB of shared memory of one SM");
 }
 
 // Sets the dynamic shared memory, then sizes the persistent grid: min(chunks, SMs x CTAs that
@@ -275,16 +279,17 @@ inline cudaError_t launch_ldst(uint8_t* dst, const uint8_t* src, uint64_t bytes,
   });
 }
 
+// Each kernel's instance for (stages, store lag), as dispatch() takes it.
 template <int S, int L>
-struct k1d {
+struct copy_1d_instance {
   static auto get() { return &stream_copy_1d_kernel<S, L>; }
 };
 template <int S, int L>
-struct k2d {
+struct copy_2d_instance {
   static auto get() { return &stream_copy_2d_kernel<S, L>; }
 };
 template <int S, int L>
-struct kaxpb {
+struct axpb_bf16_instance {
   static auto get() { return &stream_axpb_bf16_kernel<S, L>; }
 };
 
@@ -302,7 +307,7 @@ inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
                                       cfg, stream);
   const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
   const size_t smem = detail::ring_bytes(cfg);
-  return detail::dispatch<detail::k1d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
+  return detail::dispatch<detail::copy_1d_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
     uint32_t grid = 0;
     cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
     if (e != cudaSuccess) return e;
@@ -351,7 +356,7 @@ struct stream_copy_2d_plan {
     if (bytes == 0) return cudaSuccess;
     const uint64_t chunks = (uint64_t(rows) + box_rows - 1) / box_rows;
     const size_t smem = detail::ring_bytes(cfg);
-    return detail::dispatch<detail::k2d>(cfg.stages, cfg.store_lag, [&](auto kernel) {
+    return detail::dispatch<detail::copy_2d_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
       uint32_t grid = 0;
       cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
       if (e != cudaSuccess) return e;
@@ -389,7 +394,7 @@ inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, ui
                                      cfg, stream);
   const uint64_t chunks = ((n * 2u & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
   const size_t smem = detail::ring_bytes(cfg);
-  return detail::dispatch<detail::kaxpb>(cfg.stages, cfg.store_lag, [&](auto kernel) {
+  return detail::dispatch<detail::axpb_bf16_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
     uint32_t grid = 0;
     cudaError_t e = detail::schedule_grid(kernel, threads, smem, cfg, chunks, grid);
     if (e != cudaSuccess) return e;

@@ -1,4 +1,4 @@
-// The streaming copies' kernel bodies, written once over a target (seed §3, §10, §19): the GPU runs
+// The streaming copies' kernel bodies, written once over a target: the GPU runs
 // them through kernels/stream_copy.cuh's __global__ entries with hopper::device_target, the host
 // model runs the same lines with hopper::model::target (tests/host/stream_copy_model.cpp). Plain
 // C++ apart from the target: no CUDA header is needed to compile this file for the model.
@@ -32,7 +32,7 @@
 #include <cstring>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.cuh"
+#include "hopper/phase.hpp"
 #include "hopper/pipeline.cuh"
 
 #if defined(__CUDACC__)
@@ -123,7 +123,7 @@ struct ready_barriers {
 
 // Storer side of the bulk paths: after `ready` (full, or transformed) the store of the stage is
 // issued and committed; the stage is released to the producer only once wait_group.read<Lag>
-// shows its store no longer reads it (seed §16, §19.4). `r` trails `s` by at most Lag stages.
+// shows its store no longer reads it. `r` trails `s` by at most Lag stages.
 HOPPER_EXEC_CHECK_OFF
 template <int Lag, class Tg, class Pipe, class Store>
 HOPPER_HD void store_and_release(Tg& t, Pipe& pipe, typename Pipe::state& s, typename Pipe::state& r, uint32_t lane,
@@ -463,7 +463,8 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
         v.w = detail::axpb2(v.w, a, b);
         stage.store(i, v);
       }
-      // seed §9.3: each writer orders its own st.shared before the async proxy's reads, then the
+      // fence.proxy.async is per thread (PTX ISA, "Proxies"): each writer orders its own st.shared
+      // before the async proxy's reads, then the
       // warp's arrive.release hands them to the storer.
       t.fence_proxy_async_shared_cta();
       t.syncwarp();
@@ -522,9 +523,9 @@ HOPPER_HD void ldst_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
       uint32_t i = me;
       for (; i + (kBatch - 1) * threads < vecs; i += kBatch * threads) {
         typename Tg::u32x4 v[kBatch];
-#pragma unroll
+        HOPPER_PRAGMA_UNROLL
         for (uint32_t u = 0; u < kBatch; ++u) v[u] = t.ld_shared_v4_u32(stage + size_t(i + u * threads) * 16u);
-#pragma unroll
+        HOPPER_PRAGMA_UNROLL
         for (uint32_t u = 0; u < kBatch; ++u)
           detail::st16<K>(t, out + size_t(i + u * threads) * 16u, detail::transform16<Axpb>(v[u], a, b), policy);
       }

@@ -5,8 +5,8 @@
 
 One row per warp, grouped by CTA (the JSON's pid is the CTA, tid the warp). Spans: acquire
 (producer waits for an empty stage), wait (consumer waits for a full stage), compute (from a
-consumer's wait end to its release), drain (producer tail); ticks: commit and release. Works on the
-trace from the GPU (%globaltimer, ns) and on the one from the host model (logical steps).
+consumer's wait end to its release), drain (producer tail); ticks: issued and release. Works on the trace from the GPU (%globaltimer,
+ns) and on the one from the host model (logical steps).
 """
 import argparse
 import json
@@ -14,7 +14,9 @@ import sys
 from collections import defaultdict
 
 COLORS = {"acquire": "#d62728", "wait": "#ff7f0e", "compute": "#2ca02c", "drain": "#7f7f7f"}
-TICKS = {"commit": "#1f77b4", "release": "#9467bd"}
+TICKS = {"issued": "#1f77b4", "release": "#9467bd"}
+# Traces written before pipeline::commit became pipeline::issued name that instant "commit".
+TICK_ALIASES = {"commit": "issued"}
 
 
 def load(path):
@@ -44,7 +46,7 @@ def load(path):
         elif ph == "X":
             spans[key].append((name, ts, float(e.get("dur", 0.0))))
         elif ph == "i":
-            ticks[key].append((name, ts))
+            ticks[key].append((TICK_ALIASES.get(name, name), ts))
     return meta, names, spans, ticks
 
 

@@ -3,10 +3,10 @@
 #pragma once
 #include "bulk_group.cuh"
 #include "cluster.cuh"
-#include "counts.cuh"
+#include "counts.hpp"
 #include "limits.hpp"
 #include "mbarrier.cuh"
 #include "named_barrier.cuh"
-#include "phase.cuh"
+#include "phase.hpp"
 #include "ptx.cuh"
 #include "wait_debug.cuh"

@@ -1,5 +1,6 @@
-// Cluster helpers (seed §18): where this CTA is, the cluster-wide barrier as the pair the seed
-// describes (arrive.release, then wait.acquire), and pointers into a peer CTA's shared memory.
+// Cluster helpers: where this CTA is, the cluster-wide barrier as the pair PTX defines
+// (barrier.cluster.arrive.release, then barrier.cluster.wait.acquire), and pointers into a peer
+// CTA's shared memory (mapa).
 #pragma once
 #include <cstdint>
 
@@ -13,11 +14,11 @@ __device__ __forceinline__ uint32_t rank() { return ptx::cluster_ctarank(); }
 // %cluster_nctarank: CTAs in the cluster.
 __device__ __forceinline__ uint32_t size() { return ptx::cluster_nctarank(); }
 
-// barrier.cluster.arrive.release.aligned; (seed §18.1) publish this thread's writes (DSMEM too).
+// barrier.cluster.arrive.release.aligned: publish this thread's writes (DSMEM too).
 __device__ __forceinline__ void arrive() { ptx::barrier_cluster_arrive_aligned<ptx::sem::release>(); }
-// barrier.cluster.arrive.relaxed.aligned; (seed §18.1) only "I am here": orders nothing.
+// barrier.cluster.arrive.relaxed.aligned: only "I am here": orders nothing.
 __device__ __forceinline__ void arrive_relaxed() { ptx::barrier_cluster_arrive_aligned<ptx::sem::relaxed>(); }
-// barrier.cluster.wait.acquire.aligned; (seed §18.1) wait for every thread of the cluster.
+// barrier.cluster.wait.acquire.aligned: wait for every thread of the cluster.
 __device__ __forceinline__ void wait() { ptx::barrier_cluster_wait_aligned(); }
 // arrive.release + wait.acquire: every thread of the cluster meets, and writes made before
 // are visible after (all threads of each warp must call it together).

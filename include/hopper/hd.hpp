@@ -1,4 +1,5 @@
-// Host/device qualifiers, in one place.
+// Host/device qualifiers, in one place: the library's only macros for code that compiles both
+// under nvcc and as plain C++.
 //   HOPPER_HD           a function that runs on either machine (plain C++ compilers: inline).
 //   HOPPER_HD_TEMPLATE  a template written once over a target (hopper/device_target.cuh on the
 //                       GPU, hopper/model/target.hpp on the host): nvcc instantiates it with a
@@ -8,6 +9,8 @@
 // The pragma must come before the whole declaration: for a function template (or a member
 // template) write HOPPER_EXEC_CHECK_OFF before its `template <...>` line and HOPPER_HD after it;
 // HOPPER_HD_TEMPLATE fits a member function of a class template, which has no line of its own.
+//   HOPPER_PRAGMA_UNROLL  `#pragma unroll` in device code, nothing for a host compiler (which does
+//                         not know it and warns): for loops in code written once over a target.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -16,6 +19,14 @@
 #else
 #define HOPPER_EXEC_CHECK_OFF
 #define HOPPER_HD inline
+#endif
+
+// Only nvcc's device pass knows `#pragma unroll`: its host pass hands the host compiler the
+// pragma, which would warn there too.
+#if defined(__CUDA_ARCH__)
+#define HOPPER_PRAGMA_UNROLL _Pragma("unroll")
+#else
+#define HOPPER_PRAGMA_UNROLL
 #endif
 
 #define HOPPER_HD_TEMPLATE HOPPER_EXEC_CHECK_OFF HOPPER_HD

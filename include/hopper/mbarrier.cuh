@@ -1,13 +1,18 @@
-// hopper::mbarrier: a typed view over a 64-bit barrier in this CTA's shared memory (seed §6,
-// §10-§17). It holds only the pointer; every member is one PTX instruction (waits: a try_wait
-// loop, bounded under HOPPER_DEBUG_WAITS). Types keep the seed's rules in the signature: counts
-// and bytes are checked types, waits take a parity (not an int), and pending_count exists only
-// on the token of a .noComplete arrive, the one PTX defines it for.
+// hopper::mbarrier: a typed view over a 64-bit barrier in this CTA's shared memory (PTX ISA,
+// "Parallel Synchronization and Communication Instructions: mbarrier"). It holds only the
+// pointer; every member is one PTX instruction (waits: a try_wait loop, bounded under
+// HOPPER_DEBUG_WAITS). Types keep the ISA's rules in the signature: counts and bytes are checked
+// types, waits take a parity (not an int), and pending_count exists only on the token of a
+// .noComplete arrive, the one PTX defines it for.
+//
+// Templates emit one PTX form per argument: S (ptx::sem) picks .release or .relaxed for an
+// arrive, .acquire or .relaxed for a wait; SC (ptx::scope) picks .cta or .cluster. Each comment
+// names the forms; the defaults come first.
 #pragma once
 #include <cstdint>
 
-#include "counts.cuh"
-#include "phase.cuh"
+#include "counts.hpp"
+#include "phase.hpp"
 #include "ptx/cluster.cuh"
 #include "ptx/fence.cuh"
 #include "ptx/mbarrier.cuh"
@@ -25,7 +30,7 @@ class mbarrier_token {
   uint64_t state_;
 };
 
-// The state a .noComplete arrive returns; adds the pending count (seed §17.4).
+// The state a .noComplete arrive returns; adds the pending count (mbarrier.pending_count).
 class mbarrier_nocomplete_token : public mbarrier_token {
  public:
   __device__ constexpr explicit mbarrier_nocomplete_token(uint64_t state) : mbarrier_token(state) {}
@@ -39,22 +44,22 @@ class remote_mbarrier {
   __device__ constexpr explicit remote_mbarrier(uint32_t cluster_addr) : addr_(cluster_addr) {}
   __device__ constexpr uint32_t cluster_addr() const { return addr_; }
 
-  // mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr], count; (seed §18)
+  // mbarrier.arrive{.release,.relaxed}{.cluster,.cta}.shared::cluster.b64 _, [addr], count
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   __device__ void arrive(arrival_count n = arrival_count(1)) const {
     ptx::mbarrier_arrive_shared_cluster<S, SC>(addr_, n.value());
   }
-  // mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [addr], tx; (seed §12.2, §18)
+  // mbarrier.arrive.expect_tx{.release,.relaxed}{.cluster,.cta}.shared::cluster.b64 _, [addr], tx
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   __device__ void arrive_expect_tx(tx_bytes b) const {
     ptx::mbarrier_arrive_expect_tx_shared_cluster<S, SC>(addr_, b.value());
   }
-  // mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [addr], tx; (seed §11, §18)
+  // mbarrier.expect_tx.relaxed{.cluster,.cta}.shared::cluster.b64 [addr], tx
   template <ptx::scope SC = ptx::scope::cluster>
   __device__ void expect_tx(tx_bytes b) const {
     ptx::mbarrier_expect_tx_shared_cluster<SC>(addr_, b.value());
   }
-  // mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [addr], tx; (seed §11, §18)
+  // mbarrier.complete_tx.relaxed{.cluster,.cta}.shared::cluster.b64 [addr], tx
   template <ptx::scope SC = ptx::scope::cluster>
   __device__ void complete_tx(tx_bytes b) const {
     ptx::mbarrier_complete_tx_shared_cluster<SC>(addr_, b.value());
@@ -74,93 +79,100 @@ class mbarrier {
   // The barrier's offset in the shared::cta window (what timeout reports print).
   __device__ uint32_t smem_offset() const { return ptx::smem_addr(bar_); }
 
-  // mbarrier.init.shared::cta.b64 [addr], count; (seed §12) phase 0, `expected` arrivals.
+  // mbarrier.init.shared::cta.b64 [addr], count: phase 0, `expected` arrivals.
   __device__ void init(arrival_count expected) const { ptx::mbarrier_init(bar_, expected.value()); }
-  // fence.mbarrier_init.release.cluster; (seed §12.1) publish inits to the async proxy and cluster.
+  // fence.mbarrier_init.release.cluster: publishes this thread's inits to the async proxy and the
+  // cluster.
   __device__ static void fence_init() { ptx::fence_mbarrier_init_release_cluster(); }
-  // mbarrier.inval.shared::cta.b64 [addr]; (seed §17.5) before reusing the 8 bytes as data.
+  // mbarrier.inval.shared::cta.b64 [addr]: before reusing the 8 bytes as data.
   __device__ void inval() const { ptx::mbarrier_inval(bar_); }
 
-  // mbarrier.arrive.release.cta.shared::cta.b64 state, [addr]; (seed §17.3)
+  // mbarrier.arrive{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr]
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   __device__ mbarrier_token arrive() const {
     return mbarrier_token(ptx::mbarrier_arrive<S, SC>(bar_));
   }
-  // mbarrier.arrive.release.cta.shared::cta.b64 state, [addr], count; (seed §17.1)
+  // mbarrier.arrive{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr], count
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   __device__ mbarrier_token arrive(arrival_count n) const {
     return mbarrier_token(ptx::mbarrier_arrive<S, SC>(bar_, n.value()));
   }
-  // mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 state, [addr], tx; (seed §12.2)
+  // mbarrier.arrive.expect_tx{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr], tx
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   __device__ mbarrier_token arrive_expect_tx(tx_bytes b) const {
     return mbarrier_token(ptx::mbarrier_arrive_expect_tx<S, SC>(bar_, b.value()));
   }
-  // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx; (seed §11)
+  // mbarrier.expect_tx.relaxed{.cta,.cluster}.shared::cta.b64 [addr], tx
   template <ptx::scope SC = ptx::scope::cta>
   __device__ void expect_tx(tx_bytes b) const {
     ptx::mbarrier_expect_tx<SC>(bar_, b.value());
   }
-  // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], tx; (seed §11)
+  // mbarrier.complete_tx.relaxed{.cta,.cluster}.shared::cta.b64 [addr], tx
   template <ptx::scope SC = ptx::scope::cta>
   __device__ void complete_tx(tx_bytes b) const {
     ptx::mbarrier_complete_tx<SC>(bar_, b.value());
   }
-  // mbarrier.arrive.noComplete.release.cta.shared::cta.b64 state, [addr], count; (seed §17.4)
-  __device__ mbarrier_nocomplete_token arrive_noComplete(arrival_count n) const {
+  // mbarrier.arrive.noComplete.release.cta.shared::cta.b64 state, [addr], count: must not
+  // complete the phase. Named arrive_no_complete, as in the model; the PTX layer keeps the ISA's
+  // spelling (ptx::mbarrier_arrive_noComplete).
+  __device__ mbarrier_nocomplete_token arrive_no_complete(arrival_count n) const {
     return mbarrier_nocomplete_token(ptx::mbarrier_arrive_noComplete(bar_, n.value()));
   }
 
-  // mbarrier.arrive_drop.release.cta.shared::cta.b64 state, [addr]; (seed §17.4)
+  // mbarrier.arrive_drop{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr]: arrives
+  // and lowers the expected count of every later phase by one.
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   __device__ mbarrier_token arrive_drop() const {
     return mbarrier_token(ptx::mbarrier_arrive_drop<S, SC>(bar_));
   }
-  // mbarrier.arrive_drop.release.cta.shared::cta.b64 state, [addr], count; (seed §17.4)
+  // mbarrier.arrive_drop{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr], count
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   __device__ mbarrier_token arrive_drop(arrival_count n) const {
     return mbarrier_token(ptx::mbarrier_arrive_drop<S, SC>(bar_, n.value()));
   }
-  // mbarrier.arrive_drop.expect_tx.shared::cta.release.cta.b64 state, [addr], tx; (seed §17.4)
+  // mbarrier.arrive_drop.expect_tx{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr], tx
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   __device__ mbarrier_token arrive_drop_expect_tx(tx_bytes b) const {
     return mbarrier_token(ptx::mbarrier_arrive_drop_expect_tx<S, SC>(bar_, b.value()));
   }
-  // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 state, [addr], count; (seed §17.4)
-  __device__ mbarrier_nocomplete_token arrive_drop_noComplete(arrival_count n) const {
+  // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 state, [addr], count
+  __device__ mbarrier_nocomplete_token arrive_drop_no_complete(arrival_count n) const {
     return mbarrier_nocomplete_token(ptx::mbarrier_arrive_drop_noComplete(bar_, n.value()));
   }
 
-  // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64; (seed §13.2) non-blocking: has the
-  // phase with parity `p` completed?
+  // mbarrier.test_wait.parity{.acquire,.relaxed}{.cta,.cluster}.shared::cta.b64: non-blocking,
+  // has the phase with parity `p` completed?
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ bool test_wait(parity p) const {
     return ptx::mbarrier_test_wait_parity<S, SC>(bar_, p.value());
   }
-  // mbarrier.test_wait.acquire.cta.shared::cta.b64 by token; (seed §13.2)
+  // mbarrier.test_wait{.acquire,.relaxed}{.cta,.cluster}.shared::cta.b64, by token
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ bool test_wait(mbarrier_token t) const {
     return ptx::mbarrier_test_wait<S, SC>(bar_, t.state());
   }
-  // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64; (seed §13.1) may suspend a while.
+  // mbarrier.try_wait.parity{.acquire,.relaxed}{.cta,.cluster}.shared::cta.b64: may suspend the
+  // thread for a system-dependent time before answering.
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ bool try_wait(parity p) const {
     return ptx::mbarrier_try_wait_parity<S, SC>(bar_, p.value());
   }
-  // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 with a suspend-time hint (ns); (seed §13.1)
+  // mbarrier.try_wait.parity{.acquire,.relaxed}{.cta,.cluster}.shared::cta.b64 with a
+  // suspend-time hint (ns)
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ bool try_wait(parity p, uint32_t suspend_ns) const {
     return ptx::mbarrier_try_wait_parity<S, SC>(bar_, p.value(), suspend_ns);
   }
-  // mbarrier.try_wait.acquire.cta.shared::cta.b64 by token; (seed §13.1)
+  // mbarrier.try_wait{.acquire,.relaxed}{.cta,.cluster}.shared::cta.b64, by token
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ bool try_wait(mbarrier_token t) const {
     return ptx::mbarrier_try_wait<S, SC>(bar_, t.state());
   }
 
-  // Loop on mbarrier.try_wait.parity.acquire until the phase with parity `p` completes (seed
-  // §13.3); bounded and reported under HOPPER_DEBUG_WAITS. Use scope::cluster when the phase is
-  // completed from other CTAs (multicast, remote arrives) whose writes this thread reads.
+  // Loop on mbarrier.try_wait.parity{.acquire,.relaxed}{.cta,.cluster} until the phase with
+  // parity `p` completes; bounded and reported under HOPPER_DEBUG_WAITS. Use scope::cluster when
+  // the phase is completed from other CTAs (multicast, remote arrives) whose writes this thread
+  // reads.
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ void wait(parity p) const {
     uint64_t* const bar = bar_;
@@ -172,7 +184,7 @@ class mbarrier {
   __device__ void wait(const phase& ph) const {
     wait<S, SC>(ph.parity());
   }
-  // Loop on mbarrier.try_wait.acquire by token (seed §13.1).
+  // Loop on mbarrier.try_wait{.acquire,.relaxed}{.cta,.cluster} by token.
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   __device__ void wait(mbarrier_token t) const {
     uint64_t* const bar = bar_;
@@ -181,7 +193,7 @@ class mbarrier {
                       debug::token_wait);
   }
 
-  // The same barrier in CTA `rank` of the cluster, through mapa (seed §18).
+  // The same barrier in CTA `rank` of the cluster: mapa.shared::cluster.u32.
   __device__ remote_mbarrier remote(uint32_t rank) const {
     return remote_mbarrier(ptx::mapa_shared_cluster(bar_, rank));
   }

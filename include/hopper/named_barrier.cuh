@@ -1,11 +1,11 @@
-// Named barriers (seed §20): a barrier id (1..15 for user code; 0 is __syncthreads') and the
+// Named barriers: a barrier id (1..15 for user code; 0 is __syncthreads') and the
 // number of threads that meet there, a multiple of the warp size. The compile-time form checks
 // both with static_assert; the runtime form checks on the host through hopper::limits and traps
 // on the device under HOPPER_DEBUG_WAITS.
 #pragma once
 #include <cstdint>
 
-#include "counts.cuh"
+#include "counts.hpp"
 #include "limits.hpp"
 #include "ptx/named_barrier.cuh"
 
@@ -19,9 +19,9 @@ struct named_barrier {
   static constexpr uint32_t id = Id;
   static constexpr uint32_t threads = Threads;
 
-  // bar.sync Id, Threads; (seed §20) wait until Threads threads arrived (bar.arrive counts).
+  // bar.sync Id, Threads: wait until Threads threads arrived (bar.arrive counts).
   __device__ static void sync() { ptx::bar_sync(Id, Threads); }
-  // bar.arrive Id, Threads; (seed §20) signal without waiting (producers).
+  // bar.arrive Id, Threads: signal without waiting (producers).
   __device__ static void arrive() { ptx::bar_arrive(Id, Threads); }
 };
 
@@ -34,9 +34,9 @@ class dynamic_named_barrier {
   }
   HOPPER_HD constexpr uint32_t id() const { return id_; }
   HOPPER_HD constexpr uint32_t threads() const { return threads_; }
-  // bar.sync id, threads; (seed §20)
+  // bar.sync id, threads
   __device__ void sync() const { ptx::bar_sync(id_, threads_); }
-  // bar.arrive id, threads; (seed §20)
+  // bar.arrive id, threads
   __device__ void arrive() const { ptx::bar_arrive(id_, threads_); }
 
  private:

@@ -1,5 +1,8 @@
-// The PTX layer in one include: one function per instruction form the seed names, in namespace
-// hopper::ptx. No state, no policy; the typed objects live one level up (hopper/async.cuh).
+// The PTX layer in one include: every file of include/hopper/ptx/, one function per instruction
+// form, in namespace hopper::ptx. No state, no policy; the typed objects live one level up
+// (hopper/async.cuh). The layer includes nothing of the library above it: only the standard
+// library, CUDA's headers, its own files and hopper/hd.hpp (the host/device qualifier macros
+// beneath every layer); tests/host/layers.cpp checks both.
 #pragma once
 #include "ptx/atom.cuh"
 #include "ptx/cluster.cuh"
@@ -16,3 +19,4 @@
 #include "ptx/setmaxnreg.cuh"
 #include "ptx/special_registers.cuh"
 #include "ptx/wgmma.cuh"
+#include "ptx/wgmma_desc.hpp"

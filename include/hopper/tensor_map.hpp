@@ -19,13 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "hopper/hd.hpp"
+#include "hopper/limits.hpp"
 #include "hopper/swizzle.hpp"
-
-#if defined(__CUDACC__)
-#define HOPPER_TMAP_HD __host__ __device__
-#else
-#define HOPPER_TMAP_HD
-#endif
 
 namespace hopper {
 
@@ -110,9 +106,12 @@ struct alignas(128) tensor_map {
   std::uint32_t rank_;
 
   // Bytes written to shared memory by one box load (complete_tx count), OOB fill included.
-  HOPPER_TMAP_HD std::uint32_t box_bytes() const { return box_bytes_; }
-  HOPPER_TMAP_HD std::uint32_t rank() const { return rank_; }
-  HOPPER_TMAP_HD const CUtensorMap* get() const { return &raw; }
+  HOPPER_HD std::uint32_t box_bytes() const { return box_bytes_; }
+  HOPPER_HD std::uint32_t rank() const { return rank_; }
+  HOPPER_HD const CUtensorMap* get() const { return &raw; }
+  // The encoded map itself: what the PTX layer's cp.async.bulk.tensor functions take
+  // (hopper/ptx/cp_async_bulk_tensor.cuh), so a tensor_map passes where a CUtensorMap is asked.
+  HOPPER_HD operator const CUtensorMap&() const { return raw; }
 
   // Start describing a tiled map of `type` elements at `base` (a device address).
   static tensor_map_builder tiled(element type, const void* base);
@@ -290,8 +289,10 @@ class tensor_map_builder {
       fail("oob_fill nan_request_zero_fma with element type " + std::string(element_name(type_)) +
            ": NaN fill needs f16, bf16 or f32");
     // Beyond the driver: a box that cannot fit in shared memory would fail only at launch.
-    if (box_bytes() > 227u * 1024u)
-      fail("box of " + std::to_string(box_bytes()) + " bytes exceeds 227 KiB of shared memory");
+    if (box_bytes() > limits::max_smem_per_block)
+      fail("box of " + std::to_string(box_bytes()) + " bytes exceeds the " +
+           std::to_string(limits::max_smem_per_block) + " bytes (" + std::to_string(limits::max_smem_per_block / 1024) +
+           " KiB) of shared memory a block may have");
   }
 
   // Validates, then encodes through the driver (needs a CUDA driver; no context is created).
@@ -395,5 +396,3 @@ class tensor_map_builder {
 inline tensor_map_builder tensor_map::tiled(element type, const void* base) { return tensor_map_builder(type, base); }
 
 }  // namespace hopper
-
-#undef HOPPER_TMAP_HD

@@ -1,4 +1,4 @@
-// Nothing hangs silently (seed §13): with HOPPER_DEBUG_WAITS defined, every mbarrier wait of the
+// Nothing hangs silently: with HOPPER_DEBUG_WAITS defined, every mbarrier wait of the
 // objects layer gives up after HOPPER_WAIT_TIMEOUT_NS nanoseconds of %globaltimer, prints which
 // barrier (its shared-memory offset), which parity, which block and thread, and traps, so that a
 // lost arrival becomes an error with a name instead of a hung GPU. Without the macro, a wait is

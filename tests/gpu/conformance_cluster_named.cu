@@ -1,7 +1,7 @@
 // Cluster and named barriers on the hardware: DSMEM writes published by barrier.cluster
 // arrive.release / wait.acquire for cluster sizes 2, 4, 8 (16 where the device allows), a remote
-// arrive through mapa completing a peer's barrier (§18), and two disjoint warp sets on their own
-// named barriers, bar.arrive producers with bar.sync consumers (§20).
+// arrive through mapa completing a peer's barrier, and two disjoint warp sets on their own named
+// barriers, bar.arrive producers with bar.sync consumers (PTX ISA, bar/barrier).
 #include <vector>
 
 #include <hopper/async.cuh>
@@ -130,7 +130,7 @@ TEST(ConformanceCluster, DsmemAndRemoteArriveSize16_S18) {
   if (!run_cluster(16, 4, &why)) GTEST_SKIP() << why;
 }
 
-// ---- §20: two warp sets, two pairs of named barriers, different iteration counts ---------------
+// ---- named barriers: two warp sets, two pairs of barriers, different iteration counts ---------
 // Set s (s = 0, 1) is warps 4s..4s+3: warps 4s, 4s+1 produce, 4s+2, 4s+3 consume. Producers
 // write, bar.arrive(full_s); consumers bar.sync(full_s), read, bar.arrive(empty_s); producers
 // bar.sync(empty_s) before rewriting. 128 threads per barrier.

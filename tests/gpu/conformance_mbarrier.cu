@@ -1,7 +1,9 @@
-// The mbarrier state machine on the hardware, one test per rule of the seed: phase completion
-// and reuse (§11, §15), expect_tx accumulation (§12.2), test_wait/try_wait answers (§13),
-// arrive_drop and .noComplete (§17.4), inval then reuse as data (§17.5). Each kernel records
-// what the barrier answered; the host compares with what the PTX ISA says it must answer.
+// The mbarrier state machine on the hardware, one test per rule of the PTX ISA's mbarrier section:
+// phase completion and reuse ("Phase Completion of the mbarrier object"), expect_tx accumulation
+// (mbarrier.expect_tx), test_wait/try_wait answers (mbarrier.test_wait/try_wait), arrive_drop and
+// .noComplete (mbarrier.arrive_drop, mbarrier.arrive), inval then reuse as data (mbarrier.inval).
+// Each kernel records what the barrier answered; the host compares with what the PTX ISA says it
+// must answer.
 #include <vector>
 
 #include <hopper/async.cuh>
@@ -14,7 +16,7 @@ using hopper::mbarrier;
 using hopper::parity;
 using hopper::tx_bytes;
 
-// ---- §11 / §15: a phase completes exactly when pending arrivals and tx-count both reach 0 ----
+// ---- phase completion: a phase completes exactly when pending arrivals and tx-count reach 0 ----
 // Per phase k (3 expected arrivals, tx_k bytes): order[k] == 0: expect_tx, 3 arrivals, then
 // complete_tx in two parts; order[k] == 1: expect_tx, complete_tx in full, then 3 arrivals.
 // After every step the kernel records test_wait(parity of k) and, at the end, test_wait of the
@@ -86,7 +88,7 @@ TEST(ConformanceMbarrier, PhaseCompletesOnArrivalsAndTxThenFlips_S11_S15) {
   cudaFree(d_rec);
 }
 
-// ---- §12.2: two arrive.expect_tx of 4096 make the phase wait for 8192 bytes ----------------
+// ---- mbarrier.expect_tx: two arrive.expect_tx of 4096 make the phase wait for 8192 bytes ------
 // Warps 0 and 1 each arrive.expect_tx(4096) on a barrier of 2 arrivals. Only the first half is
 // copied; the phase must stay open (sampled for 2 ms); then the second half completes it.
 __global__ void expect_tx_kernel(const uint4* src, uint4* dst, uint32_t* rec) {
@@ -138,7 +140,7 @@ TEST(ConformanceMbarrier, TwoExpectTx4096WaitFor8192_S12_2) {
   cudaFree(d_rec);
 }
 
-// ---- §13: what test_wait / try_wait answer ---------------------------------------------------
+// ---- mbarrier.test_wait/try_wait: what they answer ---------------------------------------------
 __global__ void wait_answers_kernel(uint32_t* rec) {
   __shared__ uint64_t a_word, b_word;
   if (threadIdx.x != 0) return;
@@ -187,7 +189,7 @@ TEST(ConformanceMbarrier, TestWaitTryWaitAnswers_S13) {
   cudaFree(d_rec);
 }
 
-// ---- §17.4: arrive_drop lowers later phases' expected count; .noComplete via pending_count ----
+// ---- arrive_drop lowers later phases' expected count; .noComplete via pending_count ------------
 __global__ void drop_kernel(uint32_t* rec) {
   __shared__ uint64_t word;
   if (threadIdx.x != 0) return;
@@ -195,25 +197,25 @@ __global__ void drop_kernel(uint32_t* rec) {
   bar.init(arrival_count(4));
   int i = 0;
   // Phase 0 (expected 4).
-  rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 4 before it
-  rec[i++] = bar.arrive_noComplete(arrival_count(2)).pending_count();  // 3
-  rec[i++] = bar.test_wait(parity(0));                                 // 0: one still pending
+  rec[i++] = bar.arrive_no_complete(arrival_count(1)).pending_count();  // 4 before it
+  rec[i++] = bar.arrive_no_complete(arrival_count(2)).pending_count();  // 3
+  rec[i++] = bar.test_wait(parity(0));                                  // 0: one still pending
   (void)bar.arrive();
   rec[i++] = bar.test_wait(parity(0));  // 1
   // Phase 1 (expected 4): one participant drops out.
   (void)bar.arrive_drop();
-  rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 3
+  rec[i++] = bar.arrive_no_complete(arrival_count(1)).pending_count();  // 3
   (void)bar.arrive(arrival_count(2));
   rec[i++] = bar.test_wait(parity(1));  // 1
   // Phase 2 (expected now 3): drop another without completing.
-  rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();       // 3
-  rec[i++] = bar.arrive_drop_noComplete(arrival_count(1)).pending_count();  // 2
-  rec[i++] = bar.test_wait(parity(0));                                      // 0
+  rec[i++] = bar.arrive_no_complete(arrival_count(1)).pending_count();       // 3
+  rec[i++] = bar.arrive_drop_no_complete(arrival_count(1)).pending_count();  // 2
+  rec[i++] = bar.test_wait(parity(0));                                       // 0
   (void)bar.arrive();
   rec[i++] = bar.test_wait(parity(0));  // 1
   // Phase 3 (expected now 2).
-  rec[i++] = bar.arrive_noComplete(arrival_count(1)).pending_count();  // 2
-  rec[i++] = bar.test_wait(parity(1));                                 // 0
+  rec[i++] = bar.arrive_no_complete(arrival_count(1)).pending_count();  // 2
+  rec[i++] = bar.test_wait(parity(1));                                  // 0
   (void)bar.arrive();
   rec[i++] = bar.test_wait(parity(1));  // 1
   // Phase 4 (expected 2): arrive_drop.expect_tx arrives, announces bytes and drops one more.
@@ -244,7 +246,7 @@ TEST(ConformanceMbarrier, ArriveDropAndNoComplete_S17_4) {
   cudaFree(d_rec);
 }
 
-// ---- §17.5: inval, then the same 8 bytes as ordinary data, then a barrier again ----------------
+// ---- mbarrier.inval, then the same 8 bytes as ordinary data, then a barrier again --------------
 __global__ void inval_kernel(uint64_t value, uint64_t* out, uint32_t* rec) {
   __shared__ uint64_t word;
   mbarrier bar(word);

@@ -1,7 +1,8 @@
-// Ordering rules on the hardware: release/acquire through an mbarrier (§9, §17.3), generic
-// writes made visible to the async proxy by fence.proxy.async (§8.1, §9.3), the WAR guard of an
-// empty barrier (§16), and bulk async-groups (§19). Fresh random data every run, outputs
-// poisoned, every value compared with a CPU reference.
+// Ordering rules on the hardware: release/acquire through an mbarrier (PTX ISA, "Memory
+// Consistency Model" and mbarrier.arrive/try_wait), generic writes made visible to the async
+// proxy by fence.proxy.async ("Proxies", membar/fence), the write-after-read guard of an empty
+// barrier, and bulk async-groups (cp.async.bulk.commit_group, cp.async.bulk.wait_group). Fresh
+// random data every run, outputs poisoned, every value compared with a CPU reference.
 #include <vector>
 
 #include <hopper/async.cuh>
@@ -17,7 +18,7 @@ namespace ptx = hopper::ptx;
 
 using hopper_test::mix;
 
-// ---- §9 / §17.3: writes before arrive.release are seen after wait.acquire --------------------
+// ---- release/acquire: writes before arrive.release are seen after wait.acquire ----------------
 // Warp 0 produces 64 words per iteration and arrives (release) on `full`; warp 1 waits
 // (acquire), reads words written by other lanes, records them, and arrives on `empty`.
 __global__ void message_kernel(uint32_t seed, int iters, uint32_t* seen) {
@@ -65,7 +66,7 @@ TEST(ConformanceOrdering, ReleaseAcquireMessagePassing_S9_S17_3) {
   cudaFree(d_seen);
 }
 
-// ---- §8.1 / §9.3: generic writes + fence.proxy.async + barrier, then a bulk store -------------
+// ---- proxies: generic writes + fence.proxy.async + barrier, then a bulk store -----------------
 constexpr int kWords = 4096;  // 16 KiB per iteration
 __global__ void proxy_fence_kernel(uint32_t seed, int iters, uint32_t* out) {
   __shared__ alignas(128) uint32_t buf[kWords];
@@ -101,7 +102,7 @@ TEST(ConformanceOrdering, ProxyFenceThenBulkStore_S8_1_S9_3) {
   cudaFree(d_out);
 }
 
-// ---- §16: WAR: the producer refills a stage only after the consumers released it ---------------
+// ---- write after read: the producer refills a stage only after the consumers released it -----
 // 2 stages of 4 KiB; warp 0 lane 0 produces with cp.async.bulk; 4 consumer warps read each
 // tile twice with a random pause between, and sum it. A refill before the release would make
 // the two reads differ or the sum wrong.
@@ -183,7 +184,7 @@ TEST(ConformanceOrdering, WarGuardedByEmptyBarrier_S16) {
   cudaFree(d_torn);
 }
 
-// ---- §19: wait_group N leaves at most N groups pending ---------------------------------------
+// ---- cp.async.bulk.wait_group N leaves at most N groups pending ------------------------------
 // One thread issues G groups (one 4 KiB bulk store each), then wait_group<N>: the G-N oldest
 // groups must have landed in global memory, as this thread reads it back.
 constexpr int kGroups = 8;
@@ -237,7 +238,7 @@ TEST(ConformanceOrdering, WaitGroupLeavesAtMostNPending_S19_3) {
   run_wait_group<7>(seed);
 }
 
-// ---- §19.4: wait_group.read lets the source be overwritten while the write is in flight -------
+// ---- wait_group.read lets the source be overwritten while the write is in flight -------------
 __global__ void wait_read_kernel(uint32_t seed, int rounds, uint32_t* out) {
   __shared__ alignas(128) uint32_t buf[kGroupWords];
   for (int r = 0; r < rounds; ++r) {

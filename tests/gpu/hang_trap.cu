@@ -1,4 +1,4 @@
-// Nothing hangs silently (seed §13): with HOPPER_DEBUG_WAITS a wait on a parity that never
+// Nothing hangs silently: with HOPPER_DEBUG_WAITS a wait on a parity that never
 // completes must print the barrier's shared offset, the parity, the block and the thread, and
 // trap. The hang is planted in a child process (this executable re-run with a filter and an
 // environment flag), so the trap cannot poison the parent's CUDA context; the parent kills the

@@ -1,4 +1,4 @@
-// The hazard lab on the H200 (seed §7, §8, §9, §16, §19): every protected case must show zero
+// The hazard lab on the H200: every protected case must show zero
 // failures over many thousands of trials; every unprotected case is run as often and its
 // observed failure count is printed (SUMMARY hazard ...), never asserted: the hardware may not
 // show a hazard that the memory model allows. A trial counts once however many of its words are

@@ -1,4 +1,4 @@
-// Differential test of the model against the hardware (issue 3 item 5): random sequences of
+// Differential test of the model against the hardware: random sequences of
 // single-threaded mbarrier operations, filtered by the model (sequences it calls undefined are
 // never sent), run on the GPU by one thread per barrier through the PTX layer, and compared
 // observable by observable with the model: test_wait on both parities after every operation,

@@ -234,7 +234,7 @@ TEST(PipelineGpu, TraceIsCompleteAndCausal) {
 
   for (uint32_t w = 0; w < warps; ++w) {
     const bool producer = w % cfg.block_warps == 0;
-    // Producer: acquire_begin, acquire_end, commit per tile, then drain_begin, drain_end.
+    // Producer: acquire_begin, acquire_end, issued per tile, then drain_begin, drain_end.
     // Consumer: wait_begin, wait_end, release per tile.
     EXPECT_EQ(counts[w], producer ? 3 * c.tiles + 2 : 3 * c.tiles) << "warp slot " << w;
   }

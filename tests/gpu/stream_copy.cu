@@ -313,7 +313,8 @@ stream_copy_config per_tile(uint32_t stage_bytes, uint32_t tile_chunks, uint32_t
   return c;
 }
 
-// The launchers' defaults are the per-tile schedule (run 9), the ring sized to the tile.
+// The launchers' defaults are the per-tile schedule (docs/copy.md, "The per-tile schedule"), the ring sized to the
+// tile.
 TEST(StreamCopyPerTile, DefaultsArePerTile) {
   for (const stream_copy_config& c :
        {hopper::kernels::stream_copy_per_tile_default(), hopper::kernels::stream_copy_1d_default(),
@@ -385,7 +386,7 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
   using hopper::kernels::stream_copy_2d;
   const stream_copy_config ok{};
   expect_reject([&] { (void)stream_copy_1d(d + 8, s, 100, ok); }, "not 16-byte aligned");
-  expect_reject([&] { (void)stream_copy_1d(d, s + 4, 100, ok); }, "src");
+  expect_reject([&] { (void)stream_copy_1d(d, s + 4, 100, ok); }, "source address");
   expect_reject([&] { (void)stream_copy_1d(nullptr, s, 100, ok); }, "dst is null");
   expect_reject([&] { (void)stream_copy_1d(d, d + 64, 100, ok); }, "overlap");
   auto with = [&](auto edit) {
@@ -415,7 +416,7 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
                                c.stage_bytes = 16384;
                              }));
       },
-      "exceeds 227 KiB");
+      "exceeds the shared-memory limit of 232448 bytes (227 KiB)");
   expect_reject([&] { (void)stream_copy_1d(d, s, 100, with([](auto& c) { c.blocks_per_sm = 2; })); },
                 "does not fit the 228 KiB");
   expect_reject([&] { (void)stream_copy_2d(d, s, 1 << 20, with([](auto& c) { c.stage_bytes = 1040; })); },
@@ -486,7 +487,7 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
         (void)stream_copy_1d(d, s, 100,
                              with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 16; }));
       },
-      "exceeds 227 KiB");
+      "exceeds the shared-memory limit of 232448 bytes (227 KiB)");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ __global__ void store_box_kernel(const __grid_constant__ hopper::tensor_map m, c
   extern __shared__ uint8_t dyn[];
   uint8_t* box = aligned_smem(dyn);
   for (uint32_t i = threadIdx.x; i < m.box_bytes(); i += blockDim.x) box[i] = image[i];
-  ptx::fence_proxy_async_shared_cta();  // seed §9.3: each writer, before the async proxy reads
+  ptx::fence_proxy_async_shared_cta();  // each writer, before the async proxy reads
   __syncthreads();
   if (threadIdx.x == 0) {
     store(m, box, c, std::make_index_sequence<Rank>{});
@@ -103,7 +103,7 @@ __global__ void multicast_kernel(const __grid_constant__ hopper::tensor_map m, u
     ptx::mbarrier_init(&bar, 1);
     ptx::fence_mbarrier_init_release_cluster();
   }
-  // seed §18: every peer's barrier exists before anyone multicasts into it.
+  // barrier.cluster: every peer's barrier exists before anyone multicasts into it.
   ptx::barrier_cluster_arrive_aligned();
   ptx::barrier_cluster_wait_aligned();
   if (threadIdx.x == 0) {
@@ -340,7 +340,7 @@ void check_store(const tensor_case& t, const coords& c) {
     std::memcpy(want.data() + g, image.data() + hopper::swizzle_offset(t.sw, uint32_t(lin)), t.esize());
   });
   ASSERT_GT(written, 0u);
-  // Measured on the H200 (docs/gpu_runs.md, run 4): where a row ends inside a 16-byte chunk
+  // Measured on the H200 (docs/gpu_runs.md): where a row ends inside a 16-byte chunk
   // (dims[0] * element size not a multiple of 16), a store clipped at that end also writes the
   // rest of the chunk. Those bytes, in the rows the box wrote, may hold either value; every other
   // byte must be exactly as expected.

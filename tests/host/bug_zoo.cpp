@@ -1,4 +1,4 @@
-// The bug zoo (issue 3 item 4): small programs that reproduce mbarrier bugs met in real
+// The bug zoo: small programs that reproduce mbarrier bugs met in real
 // kernels, each beside its fixed twin. The model must report every buggy one with a precise
 // message and find every fixed one clean over at least 1000 seeds.
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ namespace {
 
 constexpr size_t kStage = 64;  // bytes per stage tile
 
-// A TMA-style ring of stages (seed §10, §14 to §16): one producer in CTA 0 issuing bulk copies
+// A TMA-style ring of stages: one producer in CTA 0 issuing bulk copies
 // (multicast to every CTA of the cluster when ctas > 1), consumers in every CTA waiting on their
 // CTA's full barrier and releasing CTA 0's empty barrier. Each knob plants one bug.
 struct pipe_cfg {
@@ -120,7 +120,7 @@ program make_pipeline(pipe_cfg c, std::shared_ptr<int> bad) {
   };
 }
 
-// An epilogue (seed §9.3, §19): two warps write a tile with ordinary stores, one thread sends it
+// An epilogue: two warps write a tile with ordinary stores, one thread sends it
 // to global memory with a bulk store, and the tile is rewritten for the next output.
 struct store_cfg {
   int iters = 3;
@@ -284,7 +284,8 @@ TEST(BugZoo, BulkStoreSourceRewrittenBeforeWaitGroupRead) {
 }
 
 // 5. A consumer releases the stage (arrive on empty) before its last read of it
-// (the WAR guard of seed §16; Dao-AILab/flash-attention #2462 on releasing a stage too early).
+// (the empty barrier's guard against a write after read; Dao-AILab/flash-attention #2462 on
+// releasing a stage too early).
 TEST(BugZoo, ConsumerReleasesBeforeLastRead) {
   auto bad = std::make_shared<int>(0);
   pipe_cfg b;

@@ -1,4 +1,4 @@
-// The hazard lab's kernels (kernels/hazard_lab.cuh, seed §7, §8, §9, §16, §17, §19) on the model:
+// The hazard lab's kernels (kernels/hazard_lab.cuh) on the model:
 // the very bodies the GPU runs (kernels/hazard_lab_body.hpp), instantiated with the model's
 // target, one task per thread of 128-thread blocks. Where the GPU can only count what it happened
 // to see, the model must report every unprotected case, as the hazard it demonstrates, in every

@@ -4,6 +4,7 @@
 
 #include <hopper/limits.hpp>
 
+#include <cstdio>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -76,6 +77,8 @@ TEST(Limits, SharedMemoryBudget) {
   expect_reject([] { L::check_smem_budget(232449); }, {"232449", "232448"});
   expect_reject([] { L::check_smem_budget(1001, 1000); }, {"1001", "1000"});
   expect_reject([] { L::check_smem_budget(10, 300000); }, {"budget 300000"});
+  expect_reject([] { L::check_smem_budget(240000, L::max_smem_per_block, "ring"); },
+                {"ring = 240000 bytes", "limit of 232448 bytes (227 KiB)"});
 }
 
 TEST(Limits, BulkCopy) {
@@ -86,9 +89,11 @@ TEST(Limits, BulkCopy) {
   expect_reject([] { L::check_bulk_copy(24, buf, buf); }, {"bulk copy size 24"});
   expect_reject([] { L::check_bulk_copy(1u << 20, buf, buf); }, {"1048576", "tx-count"});
   EXPECT_NO_THROW(L::check_bulk_copy(1u << 20, buf, buf, /*with_mbarrier=*/false));
-  const std::string src = std::to_string(reinterpret_cast<uintptr_t>(buf + 8));
-  expect_reject([] { L::check_bulk_copy(16, buf + 8, buf); }, {"source address " + src});
+  char src[24];
+  std::snprintf(src, sizeof src, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(buf + 8)));
+  expect_reject([] { L::check_bulk_copy(16, buf + 8, buf); }, {std::string("source address ") + src});
   expect_reject([] { L::check_bulk_copy(16, buf, buf + 4); }, {"destination address"});
+  expect_reject([] { L::check_bulk_copy(24, buf, buf, true, "stage copy"); }, {"stage copy size 24"});
 }
 
 TEST(Limits, NamedBarrier) {

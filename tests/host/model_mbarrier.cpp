@@ -1,4 +1,5 @@
-// The mbarrier state machine against the PTX ISA's definition (issue 3 item 1).
+// The mbarrier state machine against the PTX ISA's definition (mbarrier: "Contents of the mbarrier
+// object", "Phase Completion of the mbarrier object", and each instruction's rules).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -59,7 +60,7 @@ TEST(ModelMbarrier, TransactionBytesHoldThePhase) {
   b.complete_tx(3072);
   EXPECT_EQ(b.phase(), 1u);
   EXPECT_EQ(b.tx_count(), 0);
-  // Accumulates (seed §12.2): two expect_tx of 4096 wait for 8192 bytes.
+  // Accumulates: two expect_tx of 4096 wait for 8192 bytes.
   b.expect_tx(4096);
   b.arrive_expect_tx(4096);
   b.complete_tx(4096);

@@ -1,5 +1,5 @@
-// The release of a stage, .release or .relaxed, as the PTX memory model orders it (seed §16,
-// §17.3), through hopper::pipeline on the model's target, every thread a task:
+// The release of a stage, .release or .relaxed, as the PTX memory model orders it (PTX ISA,
+// mbarrier.arrive: .release and .relaxed), through hopper::pipeline on the model's target, every thread a task:
 //   - a consumer that reads a stage only through the async proxy (a bulk store of it), retires
 //     that read (cp.async.bulk.wait_group.read) and then releases the stage .relaxed is correct:
 //     the refill comes after the read in execution order, and nothing it wrote is read;

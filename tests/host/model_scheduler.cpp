@@ -1,4 +1,4 @@
-// The scheduler, the proxies and the reports (issue 3 items 2, 3 and "bad input").
+// The scheduler, the proxies and the reports, and the model's answers to bad input.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -285,6 +285,7 @@ program copy_relay(bool producer_waits) {
     buffer& g = w.make_global("g", 16 * R);
     buffer& s = w.make_shared("s", R, 16, 0);
     std::vector<barrier*> full;
+    full.reserve(R);
     for (int k = 0; k < R; ++k) full.push_back(&w.make_barrier("full[" + std::to_string(k) + "]", 0));
     barrier& empty = w.make_barrier("empty", 1);
     named_barrier& cluster = w.make_named_barrier("barrier.cluster", 2);
@@ -296,7 +297,7 @@ program copy_relay(bool producer_waits) {
           cluster.sync();
           for (int k = 0; k < R; ++k) {
             if (producer_waits && k > 0) empty.wait_phase(uint64_t(k - 1));
-            w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k)), g, size_t(16 * k), 16, *full[size_t(k)]);
+            w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k)), g, 16 * size_t(k), 16, *full[size_t(k)]);
           }
           for (int k = producer_waits ? R - 1 : 0; k < R; ++k) empty.wait_phase(uint64_t(k));  // drain: CTA 1 lives on
         },
@@ -468,7 +469,7 @@ TEST(ModelScheduler, StressThousandsOfSeeds) {
       for (int k = 0; k < N; ++k) {
         if (k >= S) empty[size_t(k % S)]->wait_phase(uint64_t(k / S - 1));  // released round k/S-1
         full[size_t(k % S)]->arrive_expect_tx(16);
-        w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k % S)), g, size_t(16 * k), 16, *full[size_t(k % S)]);
+        w.cp_async_bulk_shared_global(s, s.stage_offset(size_t(k % S)), g, 16 * size_t(k), 16, *full[size_t(k % S)]);
       }
     });
     for (int c = 0; c < C; ++c)

@@ -1,6 +1,6 @@
-// The executable model's tensor copies (cp.async.bulk.tensor, seed §10): the bytes of a box, with
+// The executable model's tensor copies (cp.async.bulk.tensor): the bytes of a box, with
 // zeros outside the tensor and the map's swizzle, counted on the barrier like any bulk copy; the
-// RAW and WAR rules of a tiled pipeline (seed §8, §16); and the misuses reported by name.
+// RAW and WAR rules of a tiled pipeline; and the misuses reported by name.
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -22,7 +22,7 @@
 
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/wgmma_desc.hpp"
+#include "hopper/ptx/wgmma_desc.hpp"
 
 using namespace hopper::model;
 namespace ptx = hopper::ptx;
@@ -75,7 +75,7 @@ struct op_layout {
       v.dims = {mn, uint64_t(kK) * tiles}, v.strides = {uint64_t(mn) * 2}, v.box = {E(), kK};
     return v;
   }
-  int64_t c0(uint32_t box) const { return int64_t(box * E()); }
+  int64_t c0(uint32_t box) const { return int64_t(box) * E(); }
   int64_t c1(uint32_t tile) const { return int64_t(tile) * (mn_major ? kK : mn); }
   // Byte offset in global memory of element (mn, k) of tile r.
   size_t global_offset(uint32_t r, uint32_t i, uint32_t k) const {

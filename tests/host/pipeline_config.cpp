@@ -1,6 +1,6 @@
-// Host validation of a pipeline launch (issue 5, bad input): each configuration beyond what the
-// hardware allows is rejected before launch with a message naming the value and the limit; the
-// stage/phase state and the byte counts derived from tile types behave as the seed says (§15).
+// Host validation of a pipeline launch: each configuration beyond what the hardware allows is
+// rejected before launch with a message naming the value and the limit; the stage/phase state
+// (the parity flips each time the stage index wraps) and the byte counts derived from tile types.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -120,7 +120,7 @@ TEST(PipelineState, WrapsAndFlipsParity) {
 TEST(PipelineState, StepsAtOnceEqualSingleSteps) {
   std::mt19937 rng(std::random_device{}());
   for (int t = 0; t < 2000; ++t) {
-    const uint32_t start = rng() % 7, par = rng() % 2, n = rng() % 40;
+    const uint32_t start = uint32_t(rng() % 7), par = uint32_t(rng() % 2), n = uint32_t(rng() % 40);
     hopper::stage_state<7> one_by_one(start, hopper::parity(par), 5), at_once = one_by_one;
     for (uint32_t i = 0; i < n; ++i) ++one_by_one;
     at_once += n;

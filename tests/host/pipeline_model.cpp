@@ -1,4 +1,4 @@
-// The streaming kernel of apps/pipeline_stream.cuh on the executable model (issue 5 item 2): its
+// The streaming kernel of apps/pipeline_stream.cuh on the executable model: its
 // own body (apps/pipeline_stream_body.hpp) instantiated with the model's target, every thread of
 // the launch a task under the seeded scheduler, hopper::pipeline over the model's barriers. Over 1
 // to 10 stages, 1 to 4 consumer warpgroups, clusters of 2 and 4 CTAs with and without multicast,
@@ -240,10 +240,11 @@ TEST(PipelineModel, MutantsAreReported) {
       EXPECT_TRUE(named) << describe(c) << ": the report names no barrier or buffer of the pipeline:\n"
                          << o.message.substr(0, 2000);
       EXPECT_NE(o.message.find("CTA "), std::string::npos) << describe(c) << ": the report names no CTA";
-      if (!mc.also.empty())
+      if (!mc.also.empty()) {
         EXPECT_NE(o.message.find(mc.also), std::string::npos)
             << describe(c) << ": the report does not say '" << mc.also << "':\n"
             << o.message;
+      }
       if (reported == 1) std::printf("[%s] %s\n", name(c.m), o.message.substr(0, 300).c_str());
     }
     std::string kinds;
@@ -271,7 +272,7 @@ TEST(PipelineModel, TimelineFromTheModel) {
   ASSERT_EQ(o.bad_words, 0u) << o.first_bad;
   size_t producer = 0, consumer = 0;
   for (const auto& r : o.timeline) (r.role == 0 ? producer : consumer) += 1;
-  // Lane 0 of each warp records: the producer acquire_begin/end and commit per tile plus the drain's
+  // Lane 0 of each warp records: the producer acquire_begin/end and issued per tile plus the drain's
   // two; each consumer warp wait_begin/end and release per tile.
   EXPECT_EQ(producer, size_t(c.cluster) * (3 * c.tiles + 2));
   EXPECT_EQ(consumer, size_t(c.cluster) * c.warps_per_group * 3 * c.tiles);

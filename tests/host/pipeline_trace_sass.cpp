@@ -1,4 +1,4 @@
-// The timeline switch costs nothing when off (issue 5 item 4): the streaming pipeline kernel
+// The timeline switch costs nothing when off: the streaming pipeline kernel
 // compiled with HOPPER_TRACE=0 has exactly the SASS of the same kernel with the trace hooks removed
 // from the source (HOPPER_PIPELINE_NO_TRACE_HOOKS), instruction for instruction. The traced build
 // differs (it reads %globaltimer), which shows the comparison can fail. Skips, saying why, where

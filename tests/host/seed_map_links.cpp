@@ -61,9 +61,10 @@ void check_links(const std::string& doc) {
     const std::string body = slurp(dir + file);
     EXPECT_FALSE(body.empty()) << doc << ":" << l.line << ": link to '" << l.target << "': no such file (or empty)";
     const std::string sym = symbol_of(l.text);
-    if (!sym.empty() && !body.empty())
+    if (!sym.empty() && !body.empty()) {
       EXPECT_NE(body.find(sym), std::string::npos)
           << doc << ":" << l.line << ": '" << sym << "' does not occur in " << l.target;
+    }
     ++checked;
   }
   EXPECT_GT(checked, 0) << doc << " has no links";

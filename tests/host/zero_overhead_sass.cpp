@@ -44,7 +44,7 @@ hopper_test::command_result compile(const std::string& source, const fs::path& c
   return hopper_test::compile_cubin(nvcc(), root.string(), (root / source).string(), cubin.string(), extra);
 }
 
-// Counts of the SASS opcodes that implement the seed's machinery: mbarrier (SYNCS.*), fences
+// Counts of the SASS opcodes that implement the asynchronous machinery: mbarrier (SYNCS.*), fences
 // and memory barriers, bulk copies and TMA, cluster and named barriers, bulk-group waits.
 std::map<std::string, int> async_opcodes(const std::string& sass) {
   static const std::regex op(

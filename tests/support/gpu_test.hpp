@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "hopper/hd.hpp"
+
 namespace hopper_test {
 
 // Why this machine cannot run sm_90a code, or an empty string when it can.
@@ -41,11 +43,7 @@ inline uint64_t fresh_seed() {
 
 // A cheap hash of three words, the same on host and device: the data a kernel writes is a
 // function of (seed, round, index), so the host can compute what every reader must see.
-#if defined(__CUDACC__)
-__host__ __device__
-#endif
-    inline uint32_t
-    mix(uint32_t a, uint32_t b, uint32_t c) {
+HOPPER_HD uint32_t mix(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^ (c + 0x165667b1u) * 0xc2b2ae35u;
   h ^= h >> 15;
   h *= 0x2c1b3c6du;

@@ -162,6 +162,7 @@ inline std::vector<std::string> opcode_histogram(const std::vector<std::string>&
     ++counts[body.substr(0, body.find(' '))];
   }
   std::vector<std::string> out;
+  out.reserve(counts.size());
   for (const auto& [op, n] : counts) out.push_back(op + " " + std::to_string(n));
   return out;
 }

@@ -1,4 +1,5 @@
-// Global atomics with memory-ordering semantics (seed §9): the one-thread handshake between CTAs.
+// Global atomics with memory-ordering semantics (PTX ISA: atom; "Memory Consistency Model"): the
+// one-thread handshake between CTAs.
 // After a CTA barrier (bar.sync) has ordered its threads' stores before thread 0, a single
 // atom.add.acq_rel.gpu by thread 0 publishes all of them (release is cumulative over what precedes
 // it in causality order) and, read back, acquires what the other CTAs published the same way.

@@ -1,4 +1,5 @@
-// cp.async.bulk (seed §7.2, §10, §19): non-tensor bulk copies performed by the async proxy (the
+// cp.async.bulk (PTX ISA: cp.async.bulk, cp.async.bulk.prefetch, cp.async.bulk.commit_group,
+// cp.async.bulk.wait_group): non-tensor bulk copies performed by the async proxy (the
 // TMA unit). Sizes are multiples of 16 bytes, addresses 16-byte aligned (PTX requirement; the
 // host validators in hopper/limits.hpp check sizes). Every asm is volatile with a "memory"
 // clobber: the copy reads or writes memory behind the compiler's back, so the stores that fill a
@@ -11,7 +12,7 @@
 namespace hopper::ptx {
 
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar];
-// (seed §10, §11) global -> this CTA's shared memory; on arrival the bytes complete_tx on `bar`.
+// global -> this CTA's shared memory; on arrival the bytes complete_tx on `bar`.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_smem, const void* src_gmem,
                                                                     uint32_t bytes, uint64_t* bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
@@ -21,7 +22,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_sm
 }
 
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
-// [dst], [src], size, [mbar], policy; (seed §10) the same with an L2 eviction policy.
+// [dst], [src], size, [mbar], policy: the same with an L2 eviction policy.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_smem, const void* src_gmem,
                                                                     uint32_t bytes, uint64_t* bar, uint64_t l2_policy) {
   asm volatile(
@@ -32,7 +33,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_sm
 }
 
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-// [dst], [src], size, [mbar], ctaMask; (seed §18) one read of global memory lands at the same
+// [dst], [src], size, [mbar], ctaMask: one read of global memory lands at the same
 // shared offset in every CTA whose bit is set in cta_mask, completing the barrier at the same
 // offset in each of them.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global_multicast(void* dst_smem, const void* src_gmem,
@@ -45,7 +46,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global_multicast(vo
       : "memory");
 }
 
-// cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size; (seed §19) this CTA's shared
+// cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size: this CTA's shared
 // memory -> global; tracked by the bulk async-group of the thread (commit_group / wait_group).
 // The source must have been made visible to the async proxy (fence_proxy_async_shared_cta).
 __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem, uint32_t bytes) {
@@ -54,7 +55,7 @@ __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, 
                : "memory");
 }
 
-// cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [dst], [src], size, policy; (seed §19)
+// cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [dst], [src], size, policy
 __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem, uint32_t bytes,
                                                                 uint64_t l2_policy) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(dst_gmem),
@@ -63,7 +64,7 @@ __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, 
 }
 
 // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar];
-// (seed §18) this CTA's shared memory -> a peer CTA's shared memory (DSMEM); dst and the barrier
+// this CTA's shared memory -> a peer CTA's shared memory (DSMEM); dst and the barrier
 // are .shared::cluster addresses in the destination CTA (from mapa).
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_shared_cta(uint32_t dst_cluster, const void* src_smem,
                                                                         uint32_t bytes, uint32_t bar_cluster) {
@@ -73,12 +74,12 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_shared_cta(uint32_t
       : "memory");
 }
 
-// cp.async.bulk.commit_group; (seed §19.2) closes the current bulk async-group of this thread.
+// cp.async.bulk.commit_group: closes the current bulk async-group of this thread.
 __device__ __forceinline__ void cp_async_bulk_commit_group() {
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
-// cp.async.bulk.wait_group N; (seed §19.3) returns when at most N of this thread's most recent
+// cp.async.bulk.wait_group N: returns when at most N of this thread's most recent
 // bulk groups are pending: the others have completed, writes included.
 template <int N>
 __device__ __forceinline__ void cp_async_bulk_wait_group() {
@@ -86,7 +87,7 @@ __device__ __forceinline__ void cp_async_bulk_wait_group() {
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 
-// cp.async.bulk.wait_group.read N; (seed §19.4) returns when at most N groups still have to read
+// cp.async.bulk.wait_group.read N: returns when at most N groups still have to read
 // their source: the source buffers of the others may be overwritten, though their writes may
 // still be in flight.
 template <int N>
@@ -95,7 +96,7 @@ __device__ __forceinline__ void cp_async_bulk_wait_group_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
 
-// cp.async.bulk.prefetch.L2.global [src], size; (seed §10) a hint to bring global data into L2.
+// cp.async.bulk.prefetch.L2.global [src], size: a hint to bring global data into L2.
 // No "memory" clobber would be needed for correctness (it writes nothing visible); it is kept so
 // that the prefetch is issued where the author placed it.
 __device__ __forceinline__ void cp_async_bulk_prefetch_L2_global(const void* src_gmem, uint32_t bytes) {

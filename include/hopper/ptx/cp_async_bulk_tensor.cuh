@@ -1,13 +1,14 @@
-// cp.async.bulk.tensor (TMA, seed §7.2, §10, §18, §19): tiled tensor copies described by a tensor
-// map, 1-D to 5-D, performed by the async proxy. The number of coordinates picks the .Nd form.
+// cp.async.bulk.tensor (TMA; PTX ISA: "Tensor Copy Instructions", "Tensor Map"): tiled tensor
+// copies described by a tensor map, 1-D to 5-D, performed by the async proxy. The number of
+// coordinates picks the .Nd form.
 //
-// The map operand is the generic address of a CUtensorMap (or hopper::tensor_map, whose first
-// member it is) living in kernel parameter space (`const __grid_constant__`), constant or global
-// memory. Never pass a copy held in a local variable: its generic address is in local memory,
-// which the copy engine cannot read. Coordinates are signed element indices, innermost first;
-// boxes reaching outside the tensor are filled (zeros or NaN, per the map) on load and clipped
-// on store. The shared-memory box must be 128-byte aligned, and aligned to the whole swizzle
-// pattern (hopper::swizzle_alignment) for the swizzle to be the documented one.
+// The map operand is a CUtensorMap (a hopper::tensor_map converts to its own, its first member)
+// living in kernel parameter space (`const __grid_constant__`), constant or global memory; the
+// instruction takes its generic address. Never pass a copy held in a local variable: its generic
+// address is in local memory, which the copy engine cannot read. Coordinates are signed element
+// indices, innermost first; boxes reaching outside the tensor are filled (zeros or NaN, per the
+// map) on load and clipped on store. The shared-memory box must be 128-byte aligned, and aligned
+// to the whole swizzle pattern (hopper::swizzle_alignment) for the swizzle to be the documented one.
 //
 // Every asm is volatile with a "memory" clobber: the copy reads or writes memory behind the
 // compiler's back, so the stores that fill a source and the loads that read a destination must
@@ -19,15 +20,11 @@
 #include <type_traits>
 
 #include "common.cuh"
-#include "hopper/tensor_map.hpp"
 
 namespace hopper::ptx {
 
 // The generic address of a tensor map, as the [tensorMap, ...] operand takes it.
 __device__ __forceinline__ uint64_t tensor_map_addr(const CUtensorMap& m) { return reinterpret_cast<uint64_t>(&m); }
-__device__ __forceinline__ uint64_t tensor_map_addr(const ::hopper::tensor_map& m) {
-  return reinterpret_cast<uint64_t>(&m.raw);
-}
 
 namespace detail {
 template <class... C>
@@ -40,10 +37,10 @@ __device__ __forceinline__ constexpr void check_coords() {
 // ---- loads: global -> shared::cluster, completing on an mbarrier ---------------------------
 
 // cp.async.bulk.tensor.{1..5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// [dstMem], [tensorMap, {c0, ...}], [mbar]; (seed §10, §11) one box into this CTA's shared
+// [dstMem], [tensorMap, {c0, ...}], [mbar]: one box into this CTA's shared
 // memory; its box_bytes complete_tx on `bar` when they have landed.
-template <class Map, class... C>
-__device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global(void* dst_smem, const Map& map,
+template <class... C>
+__device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global(void* dst_smem, const CUtensorMap& map,
                                                                            uint64_t* bar, C... coords) {
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
@@ -83,10 +80,10 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global(void*
 }
 
 // cp.async.bulk.tensor.{1..5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// .L2::cache_hint [dstMem], [tensorMap, {c0, ...}], [mbar], policy; (seed §10) the same with an
+// .L2::cache_hint [dstMem], [tensorMap, {c0, ...}], [mbar], policy: the same with an
 // L2 eviction policy (from createpolicy).
-template <class Map, class... C>
-__device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_hint(void* dst_smem, const Map& map,
+template <class... C>
+__device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_hint(void* dst_smem, const CUtensorMap& map,
                                                                                 uint64_t* bar, uint64_t l2_policy,
                                                                                 C... coords) {
   detail::check_coords<C...>();
@@ -127,12 +124,13 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_hint(
 }
 
 // cp.async.bulk.tensor.{1..5}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// .multicast::cluster [dstMem], [tensorMap, {c0, ...}], [mbar], ctaMask; (seed §18) one read of
+// .multicast::cluster [dstMem], [tensorMap, {c0, ...}], [mbar], ctaMask: one read of
 // the box lands at the same shared offset in every CTA of the cluster whose bit is set in
 // cta_mask, and completes box_bytes on the barrier at the same offset in each of them. The
 // cluster must have synchronised (barrier.cluster) after the peers' mbarrier.init.
-template <class Map, class... C>
-__device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multicast(void* dst_smem, const Map& map,
+template <class... C>
+__device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multicast(void* dst_smem,
+                                                                                     const CUtensorMap& map,
                                                                                      uint64_t* bar, uint16_t cta_mask,
                                                                                      C... coords) {
   detail::check_coords<C...>();
@@ -175,11 +173,11 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multi
 // ---- stores: shared::cta -> global, tracked by the bulk async-group -------------------------
 
 // cp.async.bulk.tensor.{1..5}d.global.shared::cta.tile.bulk_group [tensorMap, {c0, ...}], [srcMem];
-// (seed §19) one box from this CTA's shared memory to global, elements outside the tensor
-// skipped. Generic writes to the source need fence.proxy.async.shared::cta first (seed §9.3);
-// reuse the source only after cp.async.bulk.commit_group + wait_group.read (seed §19.4).
-template <class Map, class... C>
-__device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta(const Map& map, const void* src_smem,
+// one box from this CTA's shared memory to global, elements outside the tensor
+// skipped. Generic writes to the source need fence.proxy.async.shared::cta first;
+// reuse the source only after cp.async.bulk.commit_group + wait_group.read.
+template <class... C>
+__device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta(const CUtensorMap& map, const void* src_smem,
                                                                        C... coords) {
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
@@ -210,10 +208,11 @@ __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta(const Map
 }
 
 // cp.async.bulk.tensor.{1..5}d.global.shared::cta.tile.bulk_group.L2::cache_hint
-// [tensorMap, {c0, ...}], [srcMem], policy; (seed §19) the store with an L2 eviction policy.
-template <class Map, class... C>
-__device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta_hint(const Map& map, const void* src_smem,
-                                                                            uint64_t l2_policy, C... coords) {
+// [tensorMap, {c0, ...}], [srcMem], policy: the store with an L2 eviction policy.
+template <class... C>
+__device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta_hint(const CUtensorMap& map,
+                                                                            const void* src_smem, uint64_t l2_policy,
+                                                                            C... coords) {
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint32_t s = smem_addr(src_smem);
@@ -251,11 +250,11 @@ __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta_hint(cons
 
 // ---- prefetch ----------------------------------------------------------------------------------
 
-// cp.async.bulk.prefetch.tensor.{1..5}d.L2.global.tile [tensorMap, {c0, ...}]; (seed §10) a hint
+// cp.async.bulk.prefetch.tensor.{1..5}d.L2.global.tile [tensorMap, {c0, ...}]: a hint
 // to bring one box into L2; writes nothing visible. The "memory" clobber keeps it where it was
 // placed relative to the copies it is meant to run ahead of.
-template <class Map, class... C>
-__device__ __forceinline__ void cp_async_bulk_prefetch_tensor_L2_global(const Map& map, C... coords) {
+template <class... C>
+__device__ __forceinline__ void cp_async_bulk_prefetch_tensor_L2_global(const CUtensorMap& map, C... coords) {
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint64_t m = tensor_map_addr(map);
@@ -279,10 +278,9 @@ __device__ __forceinline__ void cp_async_bulk_prefetch_tensor_L2_global(const Ma
   }
 }
 
-// prefetch.tensormap [addr]; (seed §10) brings the 128-byte map itself into the descriptor
+// prefetch.tensormap [addr]: brings the 128-byte map itself into the descriptor
 // cache, so the first copy does not wait for it. No memory is written; "memory" keeps it early.
-template <class Map>
-__device__ __forceinline__ void prefetch_tensormap(const Map& map) {
+__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap& map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map_addr(map)) : "memory");
 }
 

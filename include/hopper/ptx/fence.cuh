@@ -1,4 +1,5 @@
-// Fences (seed §7, §9): proxy fences between the generic and the async proxy, the barrier-init
+// Fences (PTX ISA: membar/fence; "Memory Consistency Model": proxies, release and acquire): proxy
+// fences between the generic and the async proxy, the barrier-init
 // fence, and the acq_rel / sc memory fences at each scope. Every asm is volatile with a "memory"
 // clobber: a fence exists only to order the memory accesses around it, so the compiler must not
 // move loads or stores across it either.
@@ -7,32 +8,32 @@
 
 namespace hopper::ptx {
 
-// fence.proxy.async; (seed §9.3) orders this thread's generic-proxy accesses with async-proxy
+// fence.proxy.async: orders this thread's generic-proxy accesses with async-proxy
 // accesses (cp.async.bulk, TMA, wgmma operands) in all state spaces.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async;" ::: "memory"); }
 
-// fence.proxy.async.shared::cta; (seed §9.3) the same, restricted to this CTA's shared memory:
+// fence.proxy.async.shared::cta: the same, restricted to this CTA's shared memory:
 // the fence to use after writing a tile with st.shared before a TMA store reads it.
 __device__ __forceinline__ void fence_proxy_async_shared_cta() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// fence.proxy.async.shared::cluster; (seed §9.3, §18) restricted to the cluster's shared memory.
+// fence.proxy.async.shared::cluster: restricted to the cluster's shared memory.
 __device__ __forceinline__ void fence_proxy_async_shared_cluster() {
   asm volatile("fence.proxy.async.shared::cluster;" ::: "memory");
 }
 
-// fence.proxy.async.global; (seed §9.3) restricted to global memory: e.g. generic writes to a
+// fence.proxy.async.global: restricted to global memory: e.g. generic writes to a
 // buffer that a later TMA load of this thread reads.
 __device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
 
-// fence.mbarrier_init.release.cluster; (seed §12.1) makes prior mbarrier.init visible to the
+// fence.mbarrier_init.release.cluster: makes prior mbarrier.init visible to the
 // async proxy and to the other CTAs of the cluster (a light release fence for inits only).
 __device__ __forceinline__ void fence_mbarrier_init_release_cluster() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
-// fence.acq_rel{.cta,.cluster,.gpu,.sys}; (seed §9.1, §9.2) a release and acquire fence at the
+// fence.acq_rel{.cta,.cluster,.gpu,.sys}: a release and acquire fence at the
 // scope; default .gpu. (__threadfence() is membar.gl, i.e. the dearer fence.sc.gpu below.)
 template <scope SC = scope::gpu>
 __device__ __forceinline__ void fence_acq_rel() {
@@ -47,7 +48,7 @@ __device__ __forceinline__ void fence_acq_rel() {
   }
 }
 
-// fence.sc{.cta,.cluster,.gpu,.sys}; (seed §9) sequentially consistent fence at the scope.
+// fence.sc{.cta,.cluster,.gpu,.sys}: sequentially consistent fence at the scope.
 template <scope SC = scope::gpu>
 __device__ __forceinline__ void fence_sc() {
   if constexpr (SC == scope::cta) {

@@ -1,4 +1,5 @@
-// mbarrier.*: the barrier object in shared memory (seed §6, §11-§13, §15-§17). One function per
+// mbarrier.*: the barrier object in shared memory (PTX ISA, "Parallel Synchronization and
+// Communication Instructions: mbarrier"). One function per
 // PTX form. Every asm is volatile with a "memory" clobber: each of these either orders memory
 // (release/acquire) or must stay in program order relative to the loads and stores around it, and
 // the barrier word itself is memory the compiler must not cache.
@@ -29,14 +30,14 @@ __device__ __forceinline__ constexpr void check_wait_qualifiers() {
 
 // ---- init / inval ------------------------------------------------------------------------
 
-// mbarrier.init.shared::cta.b64 [addr], count; (seed §12) phase 0, pending = expected = count,
+// mbarrier.init.shared::cta.b64 [addr], count: phase 0, pending = expected = count,
 // tx-count 0. count must be 1..2^20-1 (hopper::limits). Make it visible to the async proxy and
 // to the cluster with fence_mbarrier_init_release_cluster() before use by TMA or peers.
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
 
-// mbarrier.inval.shared::cta.b64 [addr]; (seed §17.5) required before the 8 bytes are reused as
+// mbarrier.inval.shared::cta.b64 [addr]: required before the 8 bytes are reused as
 // ordinary data or re-initialised as another barrier.
 __device__ __forceinline__ void mbarrier_inval(uint64_t* bar) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
@@ -44,8 +45,8 @@ __device__ __forceinline__ void mbarrier_inval(uint64_t* bar) {
 
 // ---- arrive --------------------------------------------------------------------------------
 
-// mbarrier.arrive{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr]; (seed §17.1,
-// §17.3) one arrival; returns the state token of the phase arrived on (for test_wait/try_wait).
+// mbarrier.arrive{.release,.relaxed}{.cta,.cluster}.shared::cta.b64 state, [addr]: one arrival;
+// returns the state token of the phase arrived on (for test_wait/try_wait).
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar) {
   detail::check_arrive_qualifiers<S, SC>();
@@ -60,7 +61,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar) {
   return state;
 }
 
-// mbarrier.arrive{.sem}{.scope}.shared::cta.b64 state, [addr], count; (seed §17.1) count
+// mbarrier.arrive{.sem}{.scope}.shared::cta.b64 state, [addr], count: count
 // arrivals at once (1..2^20-1); returns the state token.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar, uint32_t count) {
@@ -76,7 +77,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar, uint32_t coun
   return state;
 }
 
-// mbarrier.arrive.expect_tx{.sem}{.scope}.shared::cta.b64 state, [addr], txCount; (seed §12.2)
+// mbarrier.arrive.expect_tx{.sem}{.scope}.shared::cta.b64 state, [addr], txCount
 // raises the tx-count by tx_bytes, then arrives once. Two of these with 4096 each make the phase
 // wait for 8192 bytes.
 template <sem S = sem::release, scope SC = scope::cta>
@@ -94,7 +95,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_expect_tx(uint64_t* bar, uin
 }
 
 // mbarrier.arrive.noComplete.release.cta.shared::cta.b64 state, [addr], count;
-// (seed §17.4) arrives without being allowed to complete the phase: undefined behaviour if this
+// arrives without being allowed to complete the phase: undefined behaviour if this
 // arrival would bring the pending count to zero. Observable through mbarrier_pending_count.
 // PTX accepts only .release.cta here (ptxas rejects .relaxed with .noComplete).
 __device__ __forceinline__ uint64_t mbarrier_arrive_noComplete(uint64_t* bar, uint32_t count) {
@@ -108,7 +109,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_noComplete(uint64_t* bar, ui
 
 // ---- arrive_drop ---------------------------------------------------------------------------
 
-// mbarrier.arrive_drop{.sem}{.scope}.shared::cta.b64 state, [addr]; (seed §17.4) arrives once
+// mbarrier.arrive_drop{.sem}{.scope}.shared::cta.b64 state, [addr]: arrives once
 // and lowers the expected arrival count of every later phase by one (a thread leaving the game).
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar) {
@@ -124,7 +125,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar) {
   return state;
 }
 
-// mbarrier.arrive_drop{.sem}{.scope}.shared::cta.b64 state, [addr], count; (seed §17.4) count
+// mbarrier.arrive_drop{.sem}{.scope}.shared::cta.b64 state, [addr], count: count
 // arrivals, and the expected count of later phases drops by count.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar, uint32_t count) {
@@ -141,7 +142,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar, uint32_t
 }
 
 // mbarrier.arrive_drop.expect_tx.shared::cta{.sem}{.scope}.b64 state, [addr], txCount;
-// (seed §17.4, §12.2) expect_tx, then arrive_drop once.
+// expect_tx, then arrive_drop once.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<S, SC>();
@@ -157,7 +158,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop_expect_tx(uint64_t* bar
 }
 
 // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 state, [addr], count;
-// (seed §17.4) arrive_drop that must not complete the phase (undefined behaviour if it would).
+// arrive_drop that must not complete the phase (undefined behaviour if it would).
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop_noComplete(uint64_t* bar, uint32_t count) {
   uint64_t state;
   asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 %0, [%1], %2;"
@@ -169,7 +170,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop_noComplete(uint64_t* ba
 
 // ---- transaction count ---------------------------------------------------------------------
 
-// mbarrier.expect_tx.relaxed{.cta,.cluster}.shared::cta.b64 [addr], txCount; (seed §11, §12.2)
+// mbarrier.expect_tx.relaxed{.cta,.cluster}.shared::cta.b64 [addr], txCount
 // raises the tx-count of the current phase without arriving.
 template <scope SC = scope::cta>
 __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
@@ -181,7 +182,7 @@ __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t tx_by
 #undef HOPPER_BODY
 }
 
-// mbarrier.complete_tx.relaxed{.cta,.cluster}.shared::cta.b64 [addr], txCount; (seed §11) lowers
+// mbarrier.complete_tx.relaxed{.cta,.cluster}.shared::cta.b64 [addr], txCount: lowers
 // the tx-count as if tx_bytes had arrived by an asynchronous copy; no memory is written.
 template <scope SC = scope::cta>
 __device__ __forceinline__ void mbarrier_complete_tx(uint64_t* bar, uint32_t tx_bytes) {
@@ -197,7 +198,7 @@ __device__ __forceinline__ void mbarrier_complete_tx(uint64_t* bar, uint32_t tx_
 // Operations on .shared::cluster return no state (PTX requires the sink `_`): the token of a
 // remote phase is meaningless to this thread. Default scope is .cluster, the scope a peer needs.
 
-// mbarrier.arrive{.sem}{.scope}.shared::cluster.b64 _, [addr], count; (seed §18) arrives on a
+// mbarrier.arrive{.sem}{.scope}.shared::cluster.b64 _, [addr], count: arrives on a
 // barrier in any CTA of the cluster.
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_shared_cluster(uint32_t cluster_bar, uint32_t count = 1) {
@@ -209,8 +210,8 @@ __device__ __forceinline__ void mbarrier_arrive_shared_cluster(uint32_t cluster_
 #undef HOPPER_BODY
 }
 
-// mbarrier.arrive.expect_tx{.sem}{.scope}.shared::cluster.b64 _, [addr], txCount; (seed §12.2,
-// §18) expect_tx then arrive, on a peer's barrier.
+// mbarrier.arrive.expect_tx{.sem}{.scope}.shared::cluster.b64 _, [addr], txCount: expect_tx then
+// arrive, on a peer's barrier.
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_expect_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<S, SC>();
@@ -222,7 +223,7 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx_shared_cluster(uint32_
 #undef HOPPER_BODY
 }
 
-// mbarrier.arrive_drop{.sem}{.scope}.shared::cluster.b64 _, [addr], count; (seed §17.4, §18)
+// mbarrier.arrive_drop{.sem}{.scope}.shared::cluster.b64 _, [addr], count
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_drop_shared_cluster(uint32_t cluster_bar, uint32_t count = 1) {
   detail::check_arrive_qualifiers<S, SC>();
@@ -233,7 +234,7 @@ __device__ __forceinline__ void mbarrier_arrive_drop_shared_cluster(uint32_t clu
 #undef HOPPER_BODY
 }
 
-// mbarrier.expect_tx.relaxed{.scope}.shared::cluster.b64 [addr], txCount; (seed §11, §18)
+// mbarrier.expect_tx.relaxed{.scope}.shared::cluster.b64 [addr], txCount
 template <scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_expect_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
@@ -244,7 +245,7 @@ __device__ __forceinline__ void mbarrier_expect_tx_shared_cluster(uint32_t clust
 #undef HOPPER_BODY
 }
 
-// mbarrier.complete_tx.relaxed{.scope}.shared::cluster.b64 [addr], txCount; (seed §11, §18)
+// mbarrier.complete_tx.relaxed{.scope}.shared::cluster.b64 [addr], txCount
 template <scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_complete_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
@@ -263,7 +264,7 @@ __device__ __forceinline__ void mbarrier_complete_tx_shared_cluster(uint32_t clu
 // sense of try_wait, so callers loop (hopper::mbarrier::wait).
 
 // mbarrier.test_wait.parity{.acquire,.relaxed}{.cta,.cluster}.shared::cta.b64 p, [addr], parity;
-// (seed §13.2) true iff the phase with this parity has completed, i.e. the current phase's parity
+// true iff the phase with this parity has completed, i.e. the current phase's parity
 // differs from `parity`.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_test_wait_parity(uint64_t* bar, uint32_t parity) {
@@ -283,7 +284,7 @@ __device__ __forceinline__ bool mbarrier_test_wait_parity(uint64_t* bar, uint32_
   return done != 0;
 }
 
-// mbarrier.test_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state; (seed §13.2) true iff the
+// mbarrier.test_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state: true iff the
 // phase the token came from (an arrive of this thread) has completed.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_test_wait(uint64_t* bar, uint64_t state) {
@@ -303,7 +304,7 @@ __device__ __forceinline__ bool mbarrier_test_wait(uint64_t* bar, uint64_t state
   return done != 0;
 }
 
-// mbarrier.try_wait.parity{.sem}{.scope}.shared::cta.b64 p, [addr], parity; (seed §13.1) like
+// mbarrier.try_wait.parity{.sem}{.scope}.shared::cta.b64 p, [addr], parity: like
 // test_wait.parity, but the hardware may suspend the thread until the phase completes or a
 // system-dependent time limit passes.
 template <sem S = sem::acquire, scope SC = scope::cta>
@@ -325,7 +326,7 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t
 }
 
 // mbarrier.try_wait.parity{.sem}{.scope}.shared::cta.b64 p, [addr], parity, suspendTimeHint;
-// (seed §13.1) with a suspend-time limit in nanoseconds.
+// with a suspend-time limit in nanoseconds.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, uint32_t suspend_ns) {
   detail::check_wait_qualifiers<S, SC>();
@@ -344,7 +345,7 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t
   return done != 0;
 }
 
-// mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state; (seed §13.1) by state token.
+// mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state: by state token.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state) {
   detail::check_wait_qualifiers<S, SC>();
@@ -363,7 +364,7 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state)
   return done != 0;
 }
 
-// mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state, suspendTimeHint; (seed §13.1)
+// mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state, suspendTimeHint
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state, uint32_t suspend_ns) {
   detail::check_wait_qualifiers<S, SC>();
@@ -384,7 +385,7 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state,
 
 // ---- inspection ------------------------------------------------------------------------------
 
-// mbarrier.pending_count.b64 count, state; (seed §17.4) the pending arrival count the barrier
+// mbarrier.pending_count.b64 count, state: the pending arrival count the barrier
 // had just before the arrive that produced `state`. PTX defines it only for a state returned by
 // mbarrier_arrive_noComplete / mbarrier_arrive_drop_noComplete. No memory access (the token is a
 // register value), so no "memory" clobber; volatile keeps it in place.

@@ -1,4 +1,4 @@
-// setmaxnreg (seed §14): producer warpgroups give registers back, consumer warpgroups take them,
+// setmaxnreg: producer warpgroups give registers back, consumer warpgroups take them,
 // so warp specialisation can give the math warps more registers. Every thread of the warpgroup
 // executes it (.sync.aligned). "memory" clobber: none is needed for memory, but the compiler must
 // not move register-heavy code across the change; volatile plus the clobber pins it in place.
@@ -13,14 +13,14 @@ __device__ __forceinline__ constexpr void check_setmaxnreg_count() {
   static_assert(N % 8 == 0, "setmaxnreg: the register count must be a multiple of 8");
 }
 
-// setmaxnreg.inc.sync.aligned.u32 N; (seed §14) raise this warp's register limit to N.
+// setmaxnreg.inc.sync.aligned.u32 N: raise this warp's register limit to N.
 template <uint32_t N>
 __device__ __forceinline__ void setmaxnreg_inc() {
   check_setmaxnreg_count<N>();
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N) : "memory");
 }
 
-// setmaxnreg.dec.sync.aligned.u32 N; (seed §14) lower this warp's register limit to N.
+// setmaxnreg.dec.sync.aligned.u32 N: lower this warp's register limit to N.
 template <uint32_t N>
 __device__ __forceinline__ void setmaxnreg_dec() {
   check_setmaxnreg_count<N>();

@@ -1,4 +1,4 @@
-// Special registers (seed §18): where this CTA sits in its cluster, and the global timer the
+// Special registers (PTX ISA, "Special Registers"): where this CTA sits in its cluster, and the global timer the
 // bounded waits read. Reads are asm volatile without a "memory" clobber: they touch no memory,
 // and volatile only keeps %globaltimer reads where they are written (its value changes).
 #pragma once
@@ -13,23 +13,23 @@ namespace hopper::ptx {
     return v;                                       \
   }
 
-// mov.u32 %r, %cluster_ctarank; (seed §18) this CTA's rank in its cluster, 0..nctarank-1.
+// mov.u32 %r, %cluster_ctarank: this CTA's rank in its cluster, 0..nctarank-1.
 HOPPER_PTX_SREG_U32(cluster_ctarank, "%%cluster_ctarank")
-// mov.u32 %r, %cluster_nctarank; (seed §18) the number of CTAs in the cluster.
+// mov.u32 %r, %cluster_nctarank: the number of CTAs in the cluster.
 HOPPER_PTX_SREG_U32(cluster_nctarank, "%%cluster_nctarank")
-// mov.u32 %r, %cluster_ctaid.{x,y,z}; (seed §18) this CTA's coordinates in its cluster.
+// mov.u32 %r, %cluster_ctaid.{x,y,z}: this CTA's coordinates in its cluster.
 HOPPER_PTX_SREG_U32(cluster_ctaid_x, "%%cluster_ctaid.x")
 HOPPER_PTX_SREG_U32(cluster_ctaid_y, "%%cluster_ctaid.y")
 HOPPER_PTX_SREG_U32(cluster_ctaid_z, "%%cluster_ctaid.z")
-// mov.u32 %r, %cluster_nctaid.{x,y,z}; (seed §18) the cluster's shape in CTAs.
+// mov.u32 %r, %cluster_nctaid.{x,y,z}: the cluster's shape in CTAs.
 HOPPER_PTX_SREG_U32(cluster_nctaid_x, "%%cluster_nctaid.x")
 HOPPER_PTX_SREG_U32(cluster_nctaid_y, "%%cluster_nctaid.y")
 HOPPER_PTX_SREG_U32(cluster_nctaid_z, "%%cluster_nctaid.z")
-// mov.u32 %r, %clusterid.{x,y,z}; (seed §18) the cluster's coordinates in the grid.
+// mov.u32 %r, %clusterid.{x,y,z}: the cluster's coordinates in the grid.
 HOPPER_PTX_SREG_U32(clusterid_x, "%%clusterid.x")
 HOPPER_PTX_SREG_U32(clusterid_y, "%%clusterid.y")
 HOPPER_PTX_SREG_U32(clusterid_z, "%%clusterid.z")
-// mov.u32 %r, %nclusterid.{x,y,z}; (seed §18) the grid's shape in clusters.
+// mov.u32 %r, %nclusterid.{x,y,z}: the grid's shape in clusters.
 HOPPER_PTX_SREG_U32(nclusterid_x, "%%nclusterid.x")
 HOPPER_PTX_SREG_U32(nclusterid_y, "%%nclusterid.y")
 HOPPER_PTX_SREG_U32(nclusterid_z, "%%nclusterid.z")
@@ -49,7 +49,7 @@ __device__ __forceinline__ bool is_explicit_cluster() {
   return v != 0;
 }
 
-// mov.u64 %r, %globaltimer; nanoseconds of a global clock (bounded waits, seed §13).
+// mov.u64 %r, %globaltimer; nanoseconds of a global clock (bounded waits).
 __device__ __forceinline__ uint64_t globaltimer() {
   uint64_t v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));

@@ -1,39 +1,41 @@
 // wgmma: the warpgroup-level asynchronous matrix multiply of sm_90a and its ordering
-// instructions, plus the shared-memory matrix descriptor its operands are given by.
+// instructions (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions"),
+// plus the shared-memory matrix descriptor its operands are given by.
 //
-// wgmma is the "compute" half of the seed's background pipelines (seed §3, §21.2): one warpgroup
+// wgmma is the "compute" half of a pipeline whose copies run in the background: one warpgroup
 // (128 threads) issues it, the tensor cores read A and B straight from shared memory and the
 // accumulators live in registers. It is tracked by its own scoreboard, not by an mbarrier:
 // wgmma.commit_group closes a group, wgmma.wait_group N waits until at most N groups are pending,
-// and only then may the shared memory it read be handed back to the producer (the WAR guard of
-// seed §16) or its accumulator registers be read.
+// and only then may the shared memory it read be handed back to the producer (the release on an
+// empty barrier that guards a stage against being overwritten while read) or its accumulator
+// registers be read.
 #pragma once
 #include <cstdint>
 
 #include "hopper/ptx/common.cuh"
-#include "hopper/wgmma_desc.hpp"
+#include "hopper/ptx/wgmma_desc.hpp"
 
 namespace hopper::ptx {
 
 // ---- shared-memory matrix descriptor -------------------------------------------------------
 // wgmma_swizzle, make_wgmma_desc, make_wgmma_desc_kmajor_sw128, make_wgmma_desc_mnmajor_sw128:
-// plain constexpr in hopper/wgmma_desc.hpp, so that host code (the executable model) builds and
+// plain constexpr in hopper/ptx/wgmma_desc.hpp, so that host code (the executable model) builds and
 // decodes the same descriptors.
 
 // ---- ordering ------------------------------------------------------------------------------
 
-// wgmma.fence.sync.aligned (seed §21.2): orders this warpgroup's prior register and shared-memory
+// wgmma.fence.sync.aligned: orders this warpgroup's prior register and shared-memory
 // accesses before the following wgmma.mma_async reads them; needed before the first wgmma of a
 // tile and whenever the accumulators were touched by ordinary instructions.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 
-// wgmma.commit_group.sync.aligned (seed §19.2 analogue for wgmma): closes the group of all
-// wgmma.mma_async issued since the last commit.
+// wgmma.commit_group.sync.aligned: closes the group of all wgmma.mma_async issued since the last
+// commit (the wgmma counterpart of cp.async.bulk.commit_group).
 __device__ __forceinline__ void wgmma_commit_group() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
-// wgmma.wait_group.sync.aligned N (seed §19.3 analogue): returns when at most N committed groups
+// wgmma.wait_group.sync.aligned N: returns when at most N committed groups
 // are still pending; then their shared-memory reads are done and their accumulators readable.
 template <int N>
 __device__ __forceinline__ void wgmma_wait_group() {
@@ -58,7 +60,7 @@ __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
 //   row = 16*w + l/4 + 8*((i/2) % 2),  col = 8*(i/4) + 2*(l%4) + (i%2).
 
 // wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
-// imm-scale-b, imm-trans-a, imm-trans-b (seed §21.2): D[64x64] (+)= A[64x16] * B[16x64], both from
+// imm-scale-b, imm-trans-a, imm-trans-b: D[64x64] (+)= A[64x16] * B[16x64], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
@@ -89,7 +91,7 @@ __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], ui
 }
 
 // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
-// imm-scale-b, imm-trans-a, imm-trans-b (seed §21.2): D[64x128] (+)= A[64x16] * B[16x128], both from
+// imm-scale-b, imm-trans-a, imm-trans-b: D[64x128] (+)= A[64x16] * B[16x128], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
@@ -126,7 +128,7 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], u
 }
 
 // wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
-// imm-scale-b, imm-trans-a, imm-trans-b (seed §21.2): D[64x256] (+)= A[64x16] * B[16x256], both from
+// imm-scale-b, imm-trans-a, imm-trans-b: D[64x256] (+)= A[64x16] * B[16x256], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,

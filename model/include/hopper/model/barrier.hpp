@@ -1,7 +1,7 @@
 // An mbarrier in a CTA's shared memory, driven by tasks under the scheduler: the PTX state
-// machine of mbarrier.hpp plus what only a multi-task program can get wrong (seed §10 to §17):
+// machine of mbarrier.hpp plus what only a multi-task program can get wrong:
 // happens-before through release arrivals and acquiring waits, the visibility of mbarrier.init
-// (fence.mbarrier_init, seed §12), use after the owning CTA exited, and a task arriving again
+// (fence.mbarrier_init), use after the owning CTA exited, and a task arriving again
 // before it has observed the phase it arrived on complete (its arrival may be counted on the
 // wrong phase).
 //
@@ -16,12 +16,14 @@
 #include "hopper/model/clock.hpp"
 #include "hopper/model/mbarrier.hpp"
 #include "hopper/model/scheduler.hpp"
+#include "hopper/ptx/qualifiers.hpp"
 
 namespace hopper::model {
 
 // The .sem of an arrive (.release, the default in PTX, or .relaxed) or of a wait (.acquire, the
-// default, or .relaxed) (seed §17.3, §17.4).
-enum class sem { release, relaxed, acquire };
+// default, or .relaxed): the PTX layer's own vocabulary, so a kernel written over a target names
+// the same value on both machines. An operation given another value is reported.
+using sem = ::hopper::ptx::sem;
 
 class barrier {
  public:
@@ -39,7 +41,7 @@ class barrier {
   // repeated-arrival check for this barrier.
   void allow_repeated_arrivals(bool yes = true) { repeat_ok_ = yes; }
 
-  // mbarrier.init.shared::cta.b64 [addr], count (seed §12)
+  // mbarrier.init.shared::cta.b64 [addr], count
   void init(uint32_t count) {
     const int t = enter("mbarrier.init", false);
     if (s_.task_cta(t) != cta_) st_.fail("mbarrier.init", s_.where(t) + " initialises a barrier of another CTA");
@@ -53,49 +55,49 @@ class barrier {
     s_.record("mbarrier.init", name(), "count " + std::to_string(count));
   }
 
-  // mbarrier.arrive{.release|.relaxed}.shared::{cta|cluster}.b64 state, [addr], count (§17.1)
+  // mbarrier.arrive{.release|.relaxed}.shared::{cta|cluster}.b64 state, [addr], count
   mbarrier_token arrive(uint32_t count = 1, sem m = sem::release) {
     const int t = enter("mbarrier.arrive", true);
     return counted(t, "mbarrier.arrive", m, [&] { return st_.arrive(count); });
   }
-  // mbarrier.arrive.noComplete.shared::cta.b64 state, [addr], count (seed §17.4)
+  // mbarrier.arrive.noComplete.shared::cta.b64 state, [addr], count
   mbarrier_token arrive_no_complete(uint32_t count, sem m = sem::release) {
     const int t = enter("mbarrier.arrive.noComplete", true);
     return counted(t, "mbarrier.arrive.noComplete", m, [&] { return st_.arrive(count, true); });
   }
-  // mbarrier.arrive.expect_tx.shared::{cta|cluster}.b64 state, [addr], txCount (seed §12.2)
+  // mbarrier.arrive.expect_tx.shared::{cta|cluster}.b64 state, [addr], txCount
   mbarrier_token arrive_expect_tx(uint32_t bytes, sem m = sem::release) {
     const int t = enter("mbarrier.arrive.expect_tx", true);
     return counted(t, "mbarrier.arrive.expect_tx", m, [&] { return st_.arrive_expect_tx(bytes); });
   }
-  // mbarrier.arrive_drop.shared::cta.b64 state, [addr], count (seed §17.4)
+  // mbarrier.arrive_drop.shared::cta.b64 state, [addr], count
   mbarrier_token arrive_drop(uint32_t count = 1, sem m = sem::release) {
     const int t = enter("mbarrier.arrive_drop", true);
     return counted(t, "mbarrier.arrive_drop", m, [&] { return st_.arrive_drop(count); });
   }
-  // mbarrier.arrive_drop.noComplete.shared::cta.b64 state, [addr], count (seed §17.4)
+  // mbarrier.arrive_drop.noComplete.shared::cta.b64 state, [addr], count
   mbarrier_token arrive_drop_no_complete(uint32_t count, sem m = sem::release) {
     const int t = enter("mbarrier.arrive_drop.noComplete", true);
     return counted(t, "mbarrier.arrive_drop.noComplete", m, [&] { return st_.arrive_drop(count, true); });
   }
-  // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount (seed §17.4)
+  // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount
   mbarrier_token arrive_drop_expect_tx(uint32_t bytes, sem m = sem::release) {
     const int t = enter("mbarrier.arrive_drop.expect_tx", true);
     return counted(t, "mbarrier.arrive_drop.expect_tx", m, [&] { return st_.arrive_drop_expect_tx(bytes); });
   }
-  // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount (seed §11)
+  // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount
   void expect_tx(uint32_t bytes) {
     enter("mbarrier.expect_tx", true);
     changing("mbarrier.expect_tx", [&] { st_.expect_tx(bytes); });
   }
-  // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount, issued by a task (§11)
+  // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount, issued by a task
   void complete_tx(uint32_t bytes) {
     enter("mbarrier.complete_tx", true);
     changing("mbarrier.complete_tx", [&] { st_.complete_tx(bytes); });
   }
 
   // What the copy engine does when the bytes of a bulk copy issued by `issuer` land: complete_tx
-  // on this barrier. Returns the phase the bytes were counted on (their visibility, seed §11).
+  // on this barrier. Returns the phase the bytes were counted on (their visibility).
   // `issued_at` is the issuer's clock when it issued the copy: the completion comes after the
   // issue, so the phase it completes carries, in execution order, every phase the issuer knew to
   // be over (a multicast carries the same clock to every target). It carries no memory ordering
@@ -124,18 +126,19 @@ class barrier {
     return phase;
   }
 
-  // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.2)
+  // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity
   bool test_wait(uint32_t parity, sem m = sem::acquire) {
+    check_sem("mbarrier.test_wait.parity", m, sem::acquire);
     const int t = enter("mbarrier.test_wait.parity", true);
     const bool r = st_.test_wait_parity(parity);
     if (r) acquire(t, m);
     return r;
   }
-  // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity (seed §13.1):
+  // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity:
   // may return false although the phase completed (drawn from the seed in a random run; a
   // choice point, succeed or fail, while exploring every interleaving).
   bool try_wait(uint32_t parity, sem m = sem::acquire) { return poll(parity, true, m); }
-  // The loop every kernel writes around try_wait.parity (seed §13.1, §15): blocks the task.
+  // The loop every kernel writes around try_wait.parity: blocks the task.
   // Its own polls fail spuriously only in random runs (exploring them would never end).
   void wait(uint32_t parity, sem m = sem::acquire) {
     while (!poll(parity, false, m)) {
@@ -144,7 +147,7 @@ class barrier {
                      [this, parity] { return "parity " + std::to_string(parity) + " of " + describe(); });
     }
   }
-  // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state (seed §12.3)
+  // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state
   bool test_wait(const mbarrier_token& tok) {
     const int t = enter("mbarrier.test_wait", true);
     const bool r = st_.test_wait_token(tok);
@@ -159,7 +162,7 @@ class barrier {
     }
   }
   // A wait whose program knows the phase it means (a pipeline state): phase k must be the
-  // current or the previous one, else the parity names another phase (seed §13.1, §15).
+  // current or the previous one, else the parity names another phase.
   void wait_phase(uint64_t k) {
     enter("mbarrier.try_wait.parity", false);
     st_.check_wait_phase(k);
@@ -177,14 +180,14 @@ class barrier {
   // mbarrier.pending_count.b64 count, state (PTX ISA)
   static uint32_t pending_count(const mbarrier_token& t) { return mbarrier_state::pending_count(t); }
 
-  // mbarrier.inval.shared::cta.b64 [addr] (seed §17.5)
+  // mbarrier.inval.shared::cta.b64 [addr]
   void inval() {
     enter("mbarrier.inval", true);
     st_.inval();
     s_.record("mbarrier.inval", name());
   }
 
-  // fence.mbarrier_init.release.cluster by the current task (seed §12): orders this task's
+  // fence.mbarrier_init.release.cluster by the current task: orders this task's
   // earlier inits before its later release operations, for other CTAs and the async proxy.
   void on_fence_mbarrier_init(int t, uint64_t now, bool proxy_async_only) {
     if (st_.valid() && init_time_ != 0 && init_task_ == t) {
@@ -205,11 +208,20 @@ class barrier {
   // try_wait.parity: `program_call` when the program itself called try_wait (then a spurious
   // failure is also a choice point of an exhaustive exploration).
   bool poll(uint32_t parity, bool program_call, sem m = sem::acquire) {
+    check_sem("mbarrier.try_wait.parity", m, sem::acquire);
     const int t = enter("mbarrier.try_wait.parity", true);
     bool r = st_.test_wait_parity(parity);
     if (r && s_.spurious(program_call)) r = false;
     if (r) acquire(t, m);
     return r;
+  }
+
+  // An arrive takes .release or .relaxed, a wait .acquire or .relaxed (PTX ISA, mbarrier.arrive
+  // and mbarrier.test_wait/try_wait); the PTX layer rejects any other .sem at compile time.
+  static void check_sem(const char* op, sem m, sem ordering) {
+    if (m != ordering && m != sem::relaxed)
+      scheduler::misuse(std::string(op) + ": .sem must be ." + (ordering == sem::release ? "release" : "acquire") +
+                        " or .relaxed");
   }
 
   // Yield, then check what every use needs: a live CTA, an init ordered before this task.
@@ -234,6 +246,7 @@ class barrier {
 
   template <class F>
   mbarrier_token counted(int t, const char* op, sem m, F&& f) {
+    check_sem(op, m, sem::release);
     auto it = last_arrive_.find(t);
     if (!repeat_ok_ && it != last_arrive_.end() && s_.clock(t).phases_over(id_) <= it->second)
       st_.fail(op, s_.where(t) + " arrives again before observing the completion of phase " +

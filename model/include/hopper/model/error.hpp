@@ -7,10 +7,10 @@
 namespace hopper::model {
 
 enum class error_kind {
-  undefined_behavior,  // an operation the PTX ISA leaves undefined (seed §12, §13, §17)
-  deadlock,            // every live task blocked (seed §13: a wait that never completes)
-  raw_hazard,          // a read that may see stale data (seed §8.1)
-  war_hazard,          // a write into data still being read (seed §8.2, §16)
+  undefined_behavior,  // an operation the PTX ISA leaves undefined
+  deadlock,            // every live task blocked (a wait that never completes)
+  raw_hazard,          // a read that may see stale data
+  war_hazard,          // a write into data still being read
   step_limit,          // the program ran past the scheduler's step limit
   api_misuse,          // the model's own API used wrongly (unknown barrier, no current task ...)
 };

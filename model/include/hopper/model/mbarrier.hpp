@@ -1,4 +1,4 @@
-// The mbarrier state machine exactly as the PTX ISA defines it (seed §6, §10 to §13, §17), with
+// The mbarrier state machine exactly as the PTX ISA defines it, with
 // no scheduler and no memory: the single source of truth that the scheduled barrier
 // (barrier.hpp) and the differential test against the H200 (tests/gpu/model_differential.cu)
 // both drive.
@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "hopper/limits.hpp"
 #include "hopper/model/error.hpp"
 
 namespace hopper::model {
@@ -29,8 +30,8 @@ struct mbarrier_token {
 
 class mbarrier_state {
  public:
-  static constexpr uint32_t max_arrivals = (1u << 20) - 1;  // mbarrier.init count in [1, 2^20-1]
-  static constexpr int32_t max_tx = (1 << 20) - 1;          // tx-count in [-(2^20-1), 2^20-1]
+  static constexpr uint32_t max_arrivals = limits::max_arrival_count;  // mbarrier.init count in [1, 2^20-1]
+  static constexpr int32_t max_tx = int32_t(limits::max_tx_count);     // tx-count in [-(2^20-1), 2^20-1]
 
   explicit mbarrier_state(std::string name = "mbarrier") : name_(std::move(name)) {}
 
@@ -42,7 +43,7 @@ class mbarrier_state {
   uint32_t pending() const { return pending_; }
   int32_t tx_count() const { return tx_; }
 
-  // mbarrier.init.shared::cta.b64 [addr], count (seed §12)
+  // mbarrier.init.shared::cta.b64 [addr], count
   void init(uint32_t count) {
     if (valid_) fail("mbarrier.init", "init of a barrier that is still valid (inval it first)");
     if (count < 1 || count > max_arrivals)
@@ -53,26 +54,26 @@ class mbarrier_state {
     tx_ = 0;
   }
 
-  // mbarrier.arrive{.noComplete}.shared::cta.b64 state, [addr], count (seed §17.1, §17.4)
+  // mbarrier.arrive{.noComplete}.shared::cta.b64 state, [addr], count
   mbarrier_token arrive(uint32_t count = 1, bool no_complete = false) {
     return arrive_impl(no_complete ? "mbarrier.arrive.noComplete" : "mbarrier.arrive", count, 0, false, no_complete);
   }
 
-  // mbarrier.arrive.expect_tx.shared::cta.b64 state, [addr], txCount (seed §12.2)
+  // mbarrier.arrive.expect_tx.shared::cta.b64 state, [addr], txCount
   mbarrier_token arrive_expect_tx(uint32_t tx) { return arrive_impl("mbarrier.arrive.expect_tx", 1, tx, false, false); }
 
-  // mbarrier.arrive_drop{.noComplete}.shared::cta.b64 state, [addr], count (seed §17.4)
+  // mbarrier.arrive_drop{.noComplete}.shared::cta.b64 state, [addr], count
   mbarrier_token arrive_drop(uint32_t count = 1, bool no_complete = false) {
     return arrive_impl(no_complete ? "mbarrier.arrive_drop.noComplete" : "mbarrier.arrive_drop", count, 0, true,
                        no_complete);
   }
 
-  // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount (seed §17.4)
+  // mbarrier.arrive_drop.expect_tx.shared::cta.b64 state, [addr], txCount
   mbarrier_token arrive_drop_expect_tx(uint32_t tx) {
     return arrive_impl("mbarrier.arrive_drop.expect_tx", 1, tx, true, false);
   }
 
-  // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount (seed §11)
+  // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount
   void expect_tx(uint32_t tx) {
     const char* op = "mbarrier.expect_tx";
     require_valid(op);
@@ -85,7 +86,7 @@ class mbarrier_state {
   }
 
   // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount: what the copy engine does
-  // as bytes land (seed §11)
+  // as bytes land
   void complete_tx(uint32_t tx) {
     const char* op = "mbarrier.complete_tx";
     require_valid(op);
@@ -97,7 +98,7 @@ class mbarrier_state {
     maybe_complete();
   }
 
-  // mbarrier.test_wait.parity.shared::cta.b64 waitComplete, [addr], phaseParity (seed §13.2):
+  // mbarrier.test_wait.parity.shared::cta.b64 waitComplete, [addr], phaseParity:
   // true when the phase of that parity has completed, i.e. the current phase has the other one.
   bool test_wait_parity(uint32_t parity) const {
     require_valid("mbarrier.test_wait.parity");
@@ -105,7 +106,7 @@ class mbarrier_state {
     return (phase_ & 1) != parity;
   }
 
-  // mbarrier.test_wait.shared::cta.b64 waitComplete, [addr], state (seed §13.2): true when the
+  // mbarrier.test_wait.shared::cta.b64 waitComplete, [addr], state: true when the
   // phase the token was counted on has completed. A token from a phase older than the previous
   // one is undefined (the hardware compares one bit).
   bool test_wait_token(const mbarrier_token& t) const {
@@ -118,7 +119,7 @@ class mbarrier_state {
 
   // The check a program that knows which phase it waits for can make (a pipeline state, a
   // token): waiting on phase k is defined only while k is the current or the previous phase;
-  // two phases old, the parity aliases a phase that has not completed (seed §13.1, §15).
+  // two phases old, the parity aliases a phase that has not completed.
   void check_wait_phase(uint64_t k, const char* op = "mbarrier.try_wait.parity") const {
     require_valid(op);
     if (k + 1 < phase_)
@@ -133,7 +134,7 @@ class mbarrier_state {
   // mbarrier.pending_count.b64 count, state (PTX ISA): the pending arrival count in a token.
   static uint32_t pending_count(const mbarrier_token& t) { return t.pending; }
 
-  // mbarrier.inval.shared::cta.b64 [addr] (seed §17.5)
+  // mbarrier.inval.shared::cta.b64 [addr]
   void inval() {
     require_valid("mbarrier.inval");
     valid_ = false;

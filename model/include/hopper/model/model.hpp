@@ -1,4 +1,4 @@
-// The executable model of hopper-async (issue 3): everything a host program needs.
+// The executable model of hopper-async: everything a host program needs.
 #pragma once
 #include "hopper/model/barrier.hpp"
 #include "hopper/model/clock.hpp"

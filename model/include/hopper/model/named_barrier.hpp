@@ -1,5 +1,5 @@
-// Barriers among tasks: bar.sync / bar.arrive with a thread count (seed §20) and
-// barrier.cluster.arrive / wait (seed §18). Each generation releases the clocks of everyone who
+// Barriers among tasks: bar.sync / bar.arrive with a thread count and
+// barrier.cluster.arrive / wait. Each generation releases the clocks of everyone who
 // arrived to everyone who waits, so it orders memory like __syncthreads() does.
 #pragma once
 #include <cstdint>
@@ -23,7 +23,7 @@ class named_barrier {
   // The generation the next arrival belongs to.
   uint64_t generation() const { return generation_; }
 
-  // bar.arrive id, count / barrier.cluster.arrive.release (seed §18.1, §20): returns the
+  // bar.arrive id, count / barrier.cluster.arrive.release: returns the
   // generation to wait for.
   uint64_t arrive() {
     const int t = s_.current();
@@ -52,7 +52,7 @@ class named_barrier {
     s_.clock(t).join(released_[gen]);
     s_.record("bar.wait", name_, "generation " + std::to_string(gen));
   }
-  // bar.sync id, count / barrier.cluster.arrive + wait (seed §18, §20)
+  // bar.sync id, count / barrier.cluster.arrive + wait
   void sync() { wait(arrive()); }
 
  private:

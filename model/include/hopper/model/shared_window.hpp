@@ -6,10 +6,10 @@
 // at 1024 (sm_90 reserves the first 1 KiB of a CTA's shared memory for the system), each next one
 // at the end of the previous one rounded up to 1024 bytes (the alignment of a 128-byte swizzle
 // pattern, so that every buffer can hold TMA boxes and wgmma tiles of every swizzle). The bytes
-// from 1024 to the end of the last buffer must fit the 227 KiB a CTA may have (232448 bytes), or
-// the creation is reported. Addresses follow creation order: a kernel that creates its buffers in
-// program order gets the same window on every schedule. resolve() maps an address back to the
-// buffer and offset under it, or reports the address when no buffer is there.
+// from 1024 to the end of the last buffer must fit the 227 KiB a CTA may have
+// (limits::max_smem_per_block), or the creation is reported. Addresses follow creation order: a kernel that creates its
+// buffers in program order gets the same window on every schedule. resolve() maps an address back to the buffer and
+// offset under it, or reports the address when no buffer is there.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "hopper/limits.hpp"
 #include "hopper/model/error.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/scheduler.hpp"
@@ -26,9 +27,9 @@ namespace hopper::model {
 
 class shared_window {
  public:
-  static constexpr uint32_t first_address = 1024;  // the first KiB is the system's
-  static constexpr uint32_t alignment = 1024;
-  static constexpr uint32_t max_bytes = 227 * 1024;  // sm_90: at most 227 KiB per CTA
+  static constexpr uint32_t first_address = uint32_t(limits::reserved_smem_per_block);  // the system's
+  static constexpr uint32_t alignment = 1024;                                           // a 128-byte swizzle pattern
+  static constexpr uint32_t max_bytes = uint32_t(limits::max_smem_per_block);
 
   // Gives shared buffer `b` (of CTA b.cta()) the next address of its CTA's window.
   void place(buffer& b) {
@@ -40,12 +41,12 @@ class shared_window {
     if (end - first_address > max_bytes) {
       std::string have;
       for (const auto& e : w) have += "\n  " + describe(e);
-      scheduler::misuse("shared buffer '" + b.name() + "' of CTA " + std::to_string(b.cta()) + " (" +
-                        std::to_string(b.bytes()) + " bytes, at " + hex(at) + ") does not fit in the CTA's " +
-                        "shared window: it would end at " + hex(uint32_t(end)) + ", " +
-                        std::to_string(end - first_address) + " bytes past " + hex(first_address) +
-                        ", and a CTA has at most 227 KiB (" + std::to_string(max_bytes) +
-                        " bytes); buffers so far:" + (have.empty() ? std::string(" none") : have));
+      scheduler::misuse(
+          "shared buffer '" + b.name() + "' of CTA " + std::to_string(b.cta()) + " (" + std::to_string(b.bytes()) +
+          " bytes, at " + hex(at) + ") does not fit in the CTA's " + "shared window: it would end at " +
+          hex(uint32_t(end)) + ", " + std::to_string(end - first_address) + " bytes past " + hex(first_address) +
+          ", and a CTA has at most " + std::to_string(max_bytes / 1024) + " KiB (" + std::to_string(max_bytes) +
+          " bytes); buffers so far:" + (have.empty() ? std::string(" none") : have));
     }
     w.push_back({at, &b});
   }

@@ -66,8 +66,8 @@
 #include "hopper/model/error.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/world.hpp"
+#include "hopper/ptx/wgmma_desc.hpp"
 #include "hopper/swizzle.hpp"
-#include "hopper/wgmma_desc.hpp"
 
 namespace hopper::model {
 

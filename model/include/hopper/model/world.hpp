@@ -16,7 +16,7 @@
 //   w.fence_mbarrier_init(); w.cp_async_bulk_shared_global(dst, off, src, off, bytes, bar) (the
 //   copy engine lands the bytes later, then complete_tx on bar); ..._multicast({{dst, bar}, ...});
 //   w.cp_async_bulk_global_shared(dst, off, src, off, bytes) with commit_group / wait_group(n) /
-//   wait_group_read(n) (seed §19); w.cp_async_bulk_tensor_shared_global(dst, off, tensor, coords,
+//   wait_group_read(n); w.cp_async_bulk_tensor_shared_global(dst, off, tensor, coords,
 //   bar): one box of a tensor_view (ranks 1-5, zeros outside the tensor, the map's swizzle).
 // Trace: run_options::trace keeps every event (task, CTA, scheduler step); write_chrome_trace.
 #pragma once
@@ -93,7 +93,7 @@ class world : public scheduler {
     return *named_.back();
   }
 
-  // fence.proxy.async.shared::cta (seed §9.3): this task's earlier generic writes become
+  // fence.proxy.async.shared::cta: this task's earlier generic writes become
   // readable by the async proxy for copies ordered after this fence.
   void fence_proxy_async() {
     const int t = current();
@@ -103,7 +103,7 @@ class world : public scheduler {
     for (auto& b : barriers_) b->on_fence_mbarrier_init(t, now, true);
     record("fence.proxy.async", "");
   }
-  // fence.mbarrier_init.release.cluster (seed §12): this task's earlier mbarrier.init become
+  // fence.mbarrier_init.release.cluster: this task's earlier mbarrier.init become
   // visible to other CTAs of the cluster and to the async proxy, once synchronised.
   void fence_mbarrier_init() {
     const int t = current();
@@ -118,8 +118,8 @@ class world : public scheduler {
     barrier* bar;
   };
 
-  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar]
-  // (seed §10 step 3): the bytes land later, then complete_tx(size) on bar.
+  // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar]:
+  // the bytes land later, then complete_tx(size) on bar.
   void cp_async_bulk_shared_global(buffer& dst, size_t dst_off, buffer& src, size_t src_off, size_t bytes,
                                    barrier& bar) {
     issue_g2s({{&dst, &bar}}, dst_off, src, src_off, bytes, "cp.async.bulk.shared::cluster.global");
@@ -132,7 +132,7 @@ class world : public scheduler {
   }
 
   // cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-  //   [dst], [tensorMap, {c0, ...}], [bar] (seed §10): one box at `coords` (elements, may lie
+  //   [dst], [tensorMap, {c0, ...}], [bar]: one box at `coords` (elements, may lie
   //   partly or wholly outside the tensor: those elements land as zeros) into dst + dst_off, box
   //   rows in order, with the view's swizzle; the barrier counts the whole box's bytes.
   void cp_async_bulk_tensor_shared_global(buffer& dst, size_t dst_off, const tensor_view& src,
@@ -148,7 +148,7 @@ class world : public scheduler {
         "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster");
   }
 
-  // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size (seed §19): reads the source
+  // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size: reads the source
   // later, writes global memory later; retired by wait_group.read / wait_group.
   void cp_async_bulk_global_shared(buffer& dst, size_t dst_off, buffer& src, size_t src_off, size_t bytes) {
     const int t = current();
@@ -180,8 +180,8 @@ class world : public scheduler {
       });
     });
   }
-  // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tensorMap, {c0, ...}], [src]
-  // (seed §10, §19): the box at src + src_off (laid out with the view's swizzle) is read later
+  // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tensorMap, {c0, ...}], [src]:
+  // the box at src + src_off (laid out with the view's swizzle) is read later
   // and its rows inside the tensor are written later (rows outside are clipped); retired by
   // wait_group.read / wait_group like a bulk store.
   void cp_async_bulk_tensor_global_shared(const tensor_view& v, const std::vector<int64_t>& coords, buffer& src,
@@ -221,7 +221,7 @@ class world : public scheduler {
   }
 
   // cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
-  // [bar] (seed §18): from this CTA's shared memory into a shared buffer of a CTA of the cluster
+  // [bar]: from this CTA's shared memory into a shared buffer of a CTA of the cluster
   // (dst and bar in that CTA); the source is read when the bytes land, then complete_tx(size) on
   // bar. The source may be rewritten only after the destination's phase is known complete.
   void cp_async_bulk_shared_cluster_shared_cta(buffer& dst, size_t dst_off, buffer& src, size_t src_off, size_t bytes,
@@ -248,7 +248,7 @@ class world : public scheduler {
     });
   }
 
-  // cp.async.bulk.commit_group (seed §19.2)
+  // cp.async.bulk.commit_group
   void cp_async_bulk_commit_group() {
     const int t = current();
     yield();
@@ -257,9 +257,9 @@ class world : public scheduler {
     g.open.clear();
     record("cp.async.bulk.commit_group", "");
   }
-  // cp.async.bulk.wait_group N (seed §19.3): all but the N most recent groups complete.
+  // cp.async.bulk.wait_group N: all but the N most recent groups complete.
   void cp_async_bulk_wait_group(unsigned n) { wait_groups(n, false); }
-  // cp.async.bulk.wait_group.read N (seed §19.4): their sources may be overwritten.
+  // cp.async.bulk.wait_group.read N: their sources may be overwritten.
   void cp_async_bulk_wait_group_read(unsigned n) { wait_groups(n, true); }
 
  private:

@@ -1,4 +1,4 @@
-// The pipeline timeline: one fixed-size record per event (acquire, commit, wait, release, ...),
+// The pipeline timeline: one fixed-size record per event (acquire, issued, wait, release, ...),
 // written per warp into a buffer, then turned into Chrome/Perfetto trace JSON on the host.
 //
 // The switch is the macro HOPPER_TRACE (define it to 1 before including, or with -DHOPPER_TRACE=1).
@@ -22,23 +22,17 @@
 #define HOPPER_TRACE 0
 #endif
 
-#if defined(__CUDACC__)
-#define HOPPER_TRACE_HD __host__ __device__ __forceinline__
-#else
-#define HOPPER_TRACE_HD inline
-#endif
-
 namespace hopper::trace {
 
-// What happened. A *_begin/*_end pair is a span; commit and release are instants. The consumer's
+// What happened. A *_begin/*_end pair is a span; issued and release are instants. The consumer's
 // compute span is the time between its wait_end and its release of the same stage.
 enum class event : uint8_t {
-  acquire_begin = 0,  // producer starts waiting for an empty stage (seed §16)
-  acquire_end = 1,    // the stage is free and its full barrier is armed with its bytes (§12.2)
-  commit = 2,         // the producer has issued the stage's copies
-  wait_begin = 3,     // consumer starts waiting for a full stage (§13)
+  acquire_begin = 0,  // producer starts waiting for an empty stage (its empty barrier)
+  acquire_end = 1,    // the stage is free and its full barrier is armed with its bytes (expect_tx)
+  issued = 2,         // the producer has issued the stage's copies (pipeline::issued)
+  wait_begin = 3,     // consumer starts waiting for a full stage (try_wait.parity)
   wait_end = 4,       // the stage's bytes have landed and are visible (acquire)
-  release = 5,        // consumer's last read is done; arrive on the empty barrier (§16.1)
+  release = 5,        // consumer's last read is done; arrive on the empty barrier
   drain_begin = 6,    // producer tail: waits until every stage is released (no early exit)
   drain_end = 7,
 };
@@ -50,8 +44,8 @@ inline const char* name(event e) {
       return "acquire_begin";
     case event::acquire_end:
       return "acquire_end";
-    case event::commit:
-      return "commit";
+    case event::issued:
+      return "issued";
     case event::wait_begin:
       return "wait_begin";
     case event::wait_end:
@@ -109,7 +103,7 @@ __device__ __forceinline__ void put(const sink& s, uint32_t slot, event e, uint3
 // ---- host side -----------------------------------------------------------------------------
 
 // Chrome trace JSON (chrome://tracing, ui.perfetto.dev): one process per CTA, one thread (track)
-// per warp; spans for acquire, wait, compute and drain, instants for commit and release.
+// per warp; spans for acquire, wait, compute and drain, instants for issued and release.
 // `title` goes into the metadata; times are shown relative to the earliest record.
 inline std::string chrome_json(const std::vector<record>& recs, const std::string& title, const std::string& clock) {
   uint64_t t0 = UINT64_MAX;

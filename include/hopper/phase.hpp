@@ -1,4 +1,4 @@
-// Phases and stages (seed §11, §15): a barrier is reused by waiting on alternating parities, and
+// Phases and stages: a barrier is reused by waiting on alternating parities, and
 // a ring of Stages barriers is walked by an index whose parity flips each time it wraps. These
 // types are plain C++ usable on the host (the model, the pipeline's host backend) and the device.
 #pragma once
@@ -22,7 +22,7 @@ class parity {
   uint32_t bit_;
 };
 
-// The phase of one barrier that a thread waits for next (seed §15): starts at parity 0 (the
+// The phase of one barrier that a thread waits for next: starts at parity 0 (the
 // phase mbarrier.init opens) and flips after each completed wait.
 class phase {
  public:
@@ -38,7 +38,7 @@ class phase {
   hopper::parity parity_;
 };
 
-// Position in a ring of Stages buffers and barriers (seed §10, §15): index() selects the stage,
+// Position in a ring of Stages buffers and barriers: index() selects the stage,
 // parity() is the phase to wait for on that stage's barrier, and ++ moves to the next stage,
 // flipping the parity when the index wraps to 0. iter() counts the steps taken.
 template <uint32_t Stages>

@@ -1,4 +1,4 @@
-// Checked count types (seed §11, §12): an arrival count and a byte count are different things,
+// Checked count types: an arrival count and a byte count are different things,
 // and each has a PTX range (1..2^20-1 arrivals, 0..2^20-1 bytes per expect_tx). Constructing
 // one from a constant outside its range does not compile (constant evaluation reaches a
 // non-constexpr function); from a runtime value on the host it throws std::invalid_argument; on
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "limits.hpp"
-#include "phase.cuh"
+#include "phase.hpp"
 
 namespace hopper {
 namespace detail {

@@ -1,0 +1,49 @@
+// The shared-memory matrix descriptor of a wgmma operand (PTX ISA "Matrix Descriptor Format"), as
+// plain constexpr C++: the same functions build descriptors on the device (hopper/ptx/wgmma.cuh
+// includes this header) and on the host, where the executable model decodes them
+// (hopper/model/wgmma.hpp). No CUDA needed. Part of the PTX layer, in plain C++ like
+// qualifiers.hpp.
+#pragma once
+#include <cstdint>
+
+#include "hopper/hd.hpp"
+
+namespace hopper::ptx {
+
+// The layout (swizzle) mode in bits 62-63 of a matrix descriptor.
+enum class wgmma_swizzle : uint64_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };
+
+// Matrix descriptor of a wgmma operand in shared memory (PTX ISA "Matrix Descriptor Format"):
+//   bits  0-13  start address >> 4
+//   bits 16-29  leading dimension byte offset >> 4
+//   bits 32-45  stride dimension byte offset >> 4
+//   bits 49-51  matrix base offset (0 when the swizzle pattern starts at a 1024-B boundary)
+//   bits 62-63  swizzle mode
+// The three address fields keep only bits 4..17 of their byte values (shared memory is < 256 KiB),
+// which is why every operand must be 16-byte aligned.
+HOPPER_HD constexpr uint64_t make_wgmma_desc(uint32_t smem_byte_addr, uint32_t lbo_bytes, uint32_t sbo_bytes,
+                                             wgmma_swizzle swizzle, uint32_t base_offset = 0) {
+  return (uint64_t((smem_byte_addr & 0x3FFFF) >> 4)) | (uint64_t((lbo_bytes & 0x3FFFF) >> 4) << 16) |
+         (uint64_t((sbo_bytes & 0x3FFFF) >> 4) << 32) | (uint64_t(base_offset & 0x7) << 49) | (uint64_t(swizzle) << 62);
+}
+
+// Descriptor of a K-major bf16 operand tile stored as TMA writes it with CU_TENSOR_MAP_SWIZZLE_128B
+// and a box 64 elements (128 B) wide along K: row r at byte r*128, its 16-byte chunks permuted by
+// r % 8. 8 rows form one 1024-B swizzle atom, so the stride byte offset (between 8-row groups
+// along M/N) is 1024; the leading byte offset is unused for swizzled K-major layouts (set to 16,
+// i.e. encoded 1, by convention). Stepping k by 16 elements moves the start address 32 bytes
+// inside the atom; the hardware applies the swizzle to the computed address, so this is exact as
+// long as the tile starts at a 1024-byte boundary.
+HOPPER_HD constexpr uint64_t make_wgmma_desc_kmajor_sw128(uint32_t smem_byte_addr) {
+  return make_wgmma_desc(smem_byte_addr, 16, 1024, wgmma_swizzle::b128);
+}
+
+// Descriptor of an MN-major bf16 operand tile written by TMA with SWIZZLE_128B in boxes of 64
+// MN-elements (128 B) x 64 K-rows: within one box K-row k sits at byte k*128. The stride byte
+// offset steps 8 K-rows (1024 B); the leading byte offset steps from one 64-wide MN box to the
+// next (box_bytes). A k-step of 16 moves the start address by 16 rows = 2048 B.
+HOPPER_HD constexpr uint64_t make_wgmma_desc_mnmajor_sw128(uint32_t smem_byte_addr, uint32_t box_bytes) {
+  return make_wgmma_desc(smem_byte_addr, box_bytes, 1024, wgmma_swizzle::b128);
+}
+
+}  // namespace hopper::ptx
