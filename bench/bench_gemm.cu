@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
       if (r < worst) worst = r, worst_name = k;
     }
     std::printf("SUMMARY gemm geomean %.3f over %zu named shapes (min %.3f at %s)\n",
-                std::exp(log_sum / g_named_ratio.size()), g_named_ratio.size(), worst, worst_name.c_str());
+                std::exp(log_sum / double(g_named_ratio.size())), g_named_ratio.size(), worst, worst_name.c_str());
   }
   return 0;
 }

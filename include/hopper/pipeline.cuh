@@ -153,8 +153,6 @@ class pipeline {
   // transaction count on the full barrier themselves) and emits no code without tracing: it only
   // marks the moment on the timeline (trace::event::issued).
   HOPPER_HD_TEMPLATE void issued(const state& s) { trace(trace::event::issued, s, 0); }
-  // The former name of issued(), kept for callers not yet renamed; prefer issued().
-  HOPPER_HD_TEMPLATE void commit(const state& s) { issued(s); }
 
   // Consumer (every thread of a consumer warp): wait until the stage's phase completed, i.e. all
   // its bytes landed; .acquire makes them visible to this thread's loads (PTX ISA,

@@ -131,7 +131,7 @@ class plan {
     // The boxes the kernel's producer loads and its epilogue stores (gemm_traits.hpp).
     const operand_box ab = operand_box_of(p.a_major == major::mn, cfg_.bm, cfg_.cluster_n);
     const operand_box bb = operand_box_of(p.b_major == major::mn, cfg_.bn, cfg_.cluster_m);
-    const operand_box cb = c_box_of(out_bytes(p.out));
+    const operand_box cb = c_box_of(int(out_bytes(p.out)));
     const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
     // A: K-major boxes are 64 (K) x 128 / cluster_n (M): each CTA of a cluster row loads its
     // share; MN-major boxes are 64 (M) x 64 (K), two per tile.

@@ -24,8 +24,8 @@
 
 #include "hopper/hd.hpp"
 #include "hopper/pipeline.cuh"
+#include "hopper/ptx/wgmma_desc.hpp"
 #include "hopper/swizzle.hpp"
-#include "hopper/wgmma_desc.hpp"
 #include "kernels/gemm/gemm_traits.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
@@ -316,7 +316,7 @@ HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const type
       const int k0 = kb * T::BK;
       load_share<T::A_MN, T::BM, T::CLUSTER_N>(t, sm.a + s.index() * T::A_BYTES, tma_a, bar, a_peers, at.rn, k0, m0);
       load_share<T::B_MN, T::BN, T::CLUSTER_M>(t, sm.b + s.index() * T::B_BYTES, tma_b, bar, b_peers, at.rm, k0, n0);
-      pipe.commit(s);
+      pipe.issued(s);
     }
   }
   if constexpr (T::MUTANT != gemm_mutant::no_drain) pipe.drain(s);

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hopper/limits.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
 namespace hopper::gemm {
@@ -98,7 +99,7 @@ constexpr int64_t smem_bytes(const config& c) {
   return c.stages * stage + epilogue + 2 * 8 * c.stages + 1024;
 }
 
-inline constexpr int64_t max_smem_per_block = 232448;  // 227 KiB, sm_90 opt-in limit
+inline constexpr int64_t max_smem_per_block = int64_t(hopper::limits::max_smem_per_block);  // 227 KiB, sm_90 opt-in
 
 // Rejects what the kernel cannot compute exactly, naming the bad value. TMA needs every global
 // row pitch to be a multiple of 16 bytes and every base 16-byte aligned; coordinates are int32.

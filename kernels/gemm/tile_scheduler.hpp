@@ -8,11 +8,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HOPPER_GEMM_HD __host__ __device__ __forceinline__
-#else
-#define HOPPER_GEMM_HD inline
-#endif
+#include "hopper/hd.hpp"
 
 namespace hopper::gemm {
 
@@ -21,10 +17,10 @@ struct tile_scheduler {
   int cluster_cols;  // ceil(tiles_n / cluster_n)
   int group;         // cluster-rows per group, >= 1
 
-  HOPPER_GEMM_HD int total() const { return cluster_rows * cluster_cols; }
+  HOPPER_HD int total() const { return cluster_rows * cluster_cols; }
 
   // Cluster tile t -> (cluster-row, column) in the grouped order.
-  HOPPER_GEMM_HD void coords(int t, int& cluster_row, int& cluster_col) const {
+  HOPPER_HD void coords(int t, int& cluster_row, int& cluster_col) const {
     const int per_group = group * cluster_cols;
     const int g = t / per_group;
     const int first = g * group;
@@ -42,15 +38,15 @@ struct tile_scheduler {
 // and share `row(rank)` of 1 / m of the B tile.
 struct cluster_shape {
   int m, n;
-  HOPPER_GEMM_HD int size() const { return m * n; }
-  HOPPER_GEMM_HD int row(int rank) const { return rank % m; }
-  HOPPER_GEMM_HD int col(int rank) const { return rank / m; }
-  HOPPER_GEMM_HD uint16_t a_peers(int rank) const {
+  HOPPER_HD int size() const { return m * n; }
+  HOPPER_HD int row(int rank) const { return rank % m; }
+  HOPPER_HD int col(int rank) const { return rank / m; }
+  HOPPER_HD uint16_t a_peers(int rank) const {
     uint32_t bits = 0;
     for (int c = 0; c < n; ++c) bits |= 1u << (c * m + row(rank));
     return uint16_t(bits);
   }
-  HOPPER_GEMM_HD uint16_t b_peers(int rank) const { return uint16_t(((1u << m) - 1u) << (m * col(rank))); }
+  HOPPER_HD uint16_t b_peers(int rank) const { return uint16_t(((1u << m) - 1u) << (m * col(rank))); }
 };
 
 // Split-K: the k-blocks [begin, end) of split s of `splits` over `k_blocks`, balanced and never
@@ -58,7 +54,7 @@ struct cluster_shape {
 struct k_range {
   int begin, end;
 };
-HOPPER_GEMM_HD k_range split_k_range(int k_blocks, int splits, int s) {
+HOPPER_HD k_range split_k_range(int k_blocks, int splits, int s) {
   return {int(int64_t(s) * k_blocks / splits), int(int64_t(s + 1) * k_blocks / splits)};
 }
 
@@ -77,7 +73,7 @@ struct work_item {
 // tile is then cut in at most about three pieces); otherwise that short round together with the
 // full round before it, so that every share is at least a whole tile long and no tile is cut in
 // more than two pieces (the "two-tile" hybrid: a fixup per cluster, not one per k-block or two).
-HOPPER_GEMM_HD int stream_k_region(int total, int clusters) {
+HOPPER_HD int stream_k_region(int total, int clusters) {
   const int tail = total % clusters;
   if (total < clusters || tail == 0) return 0;
   return 3 * tail >= clusters ? tail : tail + clusters;
@@ -96,22 +92,22 @@ struct work_schedule {
   int splits;    // 1..4 (dp tiles only)
   int dp_tiles;  // == order.total() without a stream-K tail
 
-  HOPPER_GEMM_HD int dp_units() const { return dp_tiles * splits; }
-  HOPPER_GEMM_HD int64_t sk_iters() const { return int64_t(order.total() - dp_tiles) * k_blocks; }
+  HOPPER_HD int dp_units() const { return dp_tiles * splits; }
+  HOPPER_HD int64_t sk_iters() const { return int64_t(order.total() - dp_tiles) * k_blocks; }
   // First stream-K iteration of cluster c's share (c = clusters: the end).
-  HOPPER_GEMM_HD int64_t sk_begin(int c) const { return int64_t(c) * sk_iters() / clusters; }
+  HOPPER_HD int64_t sk_begin(int c) const { return int64_t(c) * sk_iters() / clusters; }
   // The cluster whose share holds stream-K iteration `it`: the largest c with sk_begin(c) <= it.
-  HOPPER_GEMM_HD int sk_owner(int64_t it) const { return int(((it + 1) * clusters - 1) / sk_iters()); }
+  HOPPER_HD int sk_owner(int64_t it) const { return int(((it + 1) * clusters - 1) / sk_iters()); }
 
   // Walks cluster c's items: `unit` over the dp units, then `it` over its stream-K share.
   struct cursor {
     int unit;
     int64_t it, end;
   };
-  HOPPER_GEMM_HD cursor start(int c) const {
+  HOPPER_HD cursor start(int c) const {
     return {c, dp_tiles < order.total() ? sk_begin(c) : 0, dp_tiles < order.total() ? sk_begin(c + 1) : 0};
   }
-  HOPPER_GEMM_HD bool next(cursor& cur, work_item& w) const {
+  HOPPER_HD bool next(cursor& cur, work_item& w) const {
     if (cur.unit < dp_units()) {
       const int split = cur.unit % splits;
       w.tile = cur.unit / splits;
