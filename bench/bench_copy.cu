@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/pipeline_stream.cuh"
 #include "bench_support.hpp"
 #include "copy_presets.hpp"
 #include "copy_probes.cuh"
@@ -528,8 +529,54 @@ void print_why_summary() {
   }
 }
 
+// ---- pipeline/: the showcase's ring (apps/pipeline_stream.cuh), by who releases a stage ---------
+// Each CTA streams `tiles` stages through its ring; with multicast a cluster's CTAs share their
+// source tiles, so only the release forms compare, not the ratio to cudaMemcpy. Sustained: 40
+// launches of about 1 GiB each, interleaved with cudaMemcpyAsync of the same bytes.
+void pipeline_one(benchmark::State& st, hopper::pipeline_config cfg, uint32_t ctas) {
+  const uint32_t tiles = uint32_t((1024 * MiB) / (size_t(ctas) * cfg.stage_bytes));
+  const size_t bytes = size_t(ctas) * tiles * cfg.stage_bytes;
+  const launcher run = [cfg, ctas, tiles](uint8_t* d, const uint8_t* s, size_t) {
+    return hopper::apps::launch_pipeline_stream<4>(reinterpret_cast<const uint4*>(s), reinterpret_cast<uint4*>(d), ctas,
+                                                   tiles, cfg);
+  };
+  result r{};
+  for (auto _ : st) {
+    r = measure(bytes, runs_for(bytes), run);
+    st.SetIterationTime(r.ours_ms * 1e-3);
+  }
+  const char* by = cfg.releaser == hopper::release_by::each_lane ? "each_lane" : "warp_leader";
+  st.counters["GBps"] = r.ours_gbps(bytes);
+  st.counters["memcpy_GBps"] = r.memcpy_gbps(bytes);
+  st.counters["ratio"] = r.ratio();
+  std::printf("RATIO pipeline %s w%u_c%u%s %zuMiB %.4f ours=%.1f memcpy=%.1f\n", by, cfg.consumer_warps,
+              cfg.cluster_size, cfg.multicast ? "m" : "", bytes / MiB, r.ratio(), r.ours_gbps(bytes),
+              r.memcpy_gbps(bytes));
+}
+
+void register_pipeline() {
+  struct shape {
+    uint32_t warps, cluster;
+  };
+  for (shape sh : {shape{4, 1}, shape{8, 1}, shape{4, 2}})
+    for (hopper::release_by by : {hopper::release_by::each_lane, hopper::release_by::warp_leader}) {
+      hopper::pipeline_config cfg;
+      cfg.stages = 4, cfg.stage_bytes = 32 * 1024, cfg.consumer_warps = sh.warps, cfg.block_warps = sh.warps + 1;
+      cfg.cluster_size = sh.cluster, cfg.multicast = sh.cluster > 1, cfg.releaser = by;
+      const std::string n =
+          std::string("pipeline/") + (by == hopper::release_by::each_lane ? "each_lane" : "warp_leader") + "/4x32K_w" +
+          std::to_string(sh.warps) + "_c" + std::to_string(sh.cluster) + (cfg.multicast ? "m" : "") + "/1GiB";
+      benchmark::RegisterBenchmark(n.c_str(),
+                                   [cfg](benchmark::State& s) { pipeline_one(s, cfg, uint32_t(sm_count()) & ~1u); })
+          ->UseManualTime()
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+    }
+}
+
 void register_all() {
   if (g_why) register_why();
+  register_pipeline();
   auto reg = [](const std::string& n, auto fn) {
     benchmark::RegisterBenchmark(n.c_str(), fn)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   };

@@ -109,9 +109,11 @@ inline void check_copy_args(const char* who, const void* dst, const void* src, u
   if (bytes > 0 && (dst == nullptr || src == nullptr))
     copy_reject(who, std::string(dst == nullptr ? "dst" : "src") + " is null with " + std::to_string(bytes) + " bytes");
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
-  if (bytes > 0 && d < s + bytes && s < d + bytes)
-    copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap over " + std::to_string(bytes) +
-                         " bytes (in-place is not a streaming copy)");
+  if (bytes > 0 && d < s + bytes && s < d + bytes) {
+    const uintptr_t overlap = (d < s ? d : s) + bytes - (d < s ? s : d);
+    copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap by " + std::to_string(overlap) +
+                         " of the " + std::to_string(bytes) + " bytes copied (in-place is not a streaming copy)");
+  }
   const uint32_t st = cfg.stages;
   if (!(st == 2 || st == 3 || st == 4 || st == 6 || st == 8 || st == 12 || st == 16))
     copy_reject(who, "stages = " + std::to_string(st) + " is not one of 2, 3, 4, 6, 8, 12, 16");

@@ -15,9 +15,10 @@
 //                    the stage is released only after wait_group.read<Lag> says its store has
 //                    finished reading it, so up to Lag stores read shared memory at once
 //   warps 2..        (axpb) transform warps: wait full, y = a*x + b in place,
-//                    fence.proxy.async.shared::cta, arrive on the stage's `ready` barrier
+//                    fence.proxy.async.shared::cta, every thread arrives on the stage's
+//                    `ready` barrier
 //   warps 1..W       (ldst) store warps: wait full, 16 B per thread from shared memory to global
-//                    memory, then each warp releases the stage
+//                    memory, then every thread releases the stage (release_by::each_lane)
 // The bytes past the last multiple of 16 (2-D: past the last whole 1 KiB row) are copied with
 // ordinary loads and stores by CTA 0's warp 0, lanes 1-31, since a bulk copy moves only multiples
 // of 16 bytes.
@@ -135,7 +136,7 @@ HOPPER_HD void store_and_release(Tg& t, Pipe& pipe, typename Pipe::state& s, typ
   ++s;
   if (s.iter() > uint32_t(Lag)) {
     if (lane == 0) t.template cp_async_bulk_wait_group_read<Lag>();
-    pipe.release(r);  // __syncwarp, then lane 0 arrives on r's empty barrier
+    pipe.release(r);  // __syncwarp, then lane 0 (which waited for the store's reads) arrives
     ++r;
   }
 }
@@ -311,7 +312,7 @@ HOPPER_HD void copy_1d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
                             detail::gmem_of<Tg, uint8_t> dst, detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes,
                             uint32_t stage_bytes, stream_knobs k) {
   using pipe_t = pipeline<Stages, Tg>;
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false}, t);  // one releasing warp: the storer
+  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false, release_by::warp_leader}, t);  // the storer's lane 0
 
   const uint32_t warp = t.warp(), lane = t.lane();
   const uint64_t bulk = bytes & ~uint64_t(15);
@@ -353,7 +354,7 @@ HOPPER_HD void copy_2d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
                             detail::gmem_of<Tg, uint8_t> dst, detail::gmem_of<Tg, const uint8_t> src, uint64_t bytes,
                             uint32_t rows, uint32_t box_rows, stream_knobs k) {
   using pipe_t = pipeline<Stages, Tg>;
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false}, t);
+  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false, release_by::warp_leader}, t);
 
   const uint32_t warp = t.warp(), lane = t.lane();
   const uint32_t chunks = (rows + box_rows - 1) / box_rows;
@@ -417,8 +418,9 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
   const uint32_t warp = t.warp(), lane = t.lane();
   const uint32_t transform_warps = t.block_threads() / 32u - 2u;
   if (t.thread() == 0)
-    for (int i = 0; i < Stages; ++i) t.mbarrier_init(rb.ready[i], transform_warps, "ready", uint32_t(i));
-  pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false}, t);  // its CTA barrier covers `ready`
+    for (int i = 0; i < Stages; ++i) t.mbarrier_init(rb.ready[i], transform_warps * 32u, "ready", uint32_t(i));
+  pipe_t pipe =
+      pipe_t::init(ring, pipeline_params{1u, 1u, false, release_by::warp_leader}, t);  // its CTA barrier covers `ready`
 
   const uint64_t bytes = n * 2u;
   const uint64_t bulk = bytes & ~uint64_t(15);
@@ -464,11 +466,9 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
         stage.store(i, v);
       }
       // fence.proxy.async is per thread (PTX ISA, "Proxies"): each writer orders its own st.shared
-      // before the async proxy's reads, then the
-      // warp's arrive.release hands them to the storer.
+      // before the async proxy's reads, then its own arrive.release hands them to the storer.
       t.fence_proxy_async_shared_cta();
-      t.syncwarp();
-      if (lane == 0) (void)t.mbarrier_arrive(rb.ready[s.index()]);
+      (void)t.mbarrier_arrive(rb.ready[s.index()]);
     }
   }
 }
@@ -478,7 +478,7 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
 // The 1-D copy (Axpb false) and the fused y = a*x + b (Axpb true, `bytes` = 2n) with the stores
 // off the TMA unit. Warp 0 lane 0 loads as in the bulk kernels; the other warps (block_threads / 32
 // - 1 of them, all consumers of the pipeline) read every stage 16 bytes per thread, transform in
-// registers, store to global memory and release the stage, one arrive per warp. No proxy fence is
+// registers, store to global memory and release the stage, one arrive per thread. No proxy fence is
 // needed on this path: shared memory is only read by the generic proxy (after the full barrier's
 // acquire) and only written by the copy engine (after the empty barrier's release/acquire).
 HOPPER_EXEC_CHECK_OFF
@@ -532,7 +532,7 @@ HOPPER_HD void ldst_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
       for (; i < vecs; i += threads)
         detail::st16<K>(t, out + size_t(i) * 16u,
                         detail::transform16<Axpb>(t.ld_shared_v4_u32(stage + size_t(i) * 16u), a, b), policy);
-      pipe.release(s);  // __syncwarp, then lane 0's arrive.release: this warp's reads precede the refill
+      pipe.release(s);  // each lane's arrive.release: its reads precede the refill
     }
   }
 }

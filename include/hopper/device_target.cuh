@@ -395,6 +395,12 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
     const uint32_t lane = threadIdx.x & 31u;
     if (lane < n) ptx::mbarrier_arrive_shared_cluster<S, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, lane));
   }
+  // mapa + mbarrier.arrive{.release,.relaxed}.cluster.shared::cluster.b64: this thread arrives on
+  // the barrier at the same offset in CTA `rank`.
+  template <release_sem S = release_sem::release>
+  __device__ __forceinline__ void arrive_on_cta(barrier_type& b, uint32_t rank) const {
+    ptx::mbarrier_arrive_shared_cluster<S, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, rank));
+  }
   // mbarrier.try_wait.parity.acquire.{cta,cluster} loop, bounded under HOPPER_DEBUG_WAITS.
   __device__ __forceinline__ void wait(barrier_type& b, uint32_t p, bool cluster_scope) const {
     if (cluster_scope)

@@ -19,6 +19,10 @@
 //   template <ptx::sem S> void arrive_each_cta(barrier_type&, uint32_t n);
 //                                                one arrive.{release,relaxed}.cluster on the
 //                                                barrier at this offset in each CTA rank 0..n-1
+//                                                (lane r arrives on CTA r's)
+//   template <ptx::sem S> void arrive_on_cta(barrier_type&, uint32_t rank);
+//                                                this thread arrives on the barrier at this
+//                                                offset in CTA `rank` (mapa + .cluster)
 //   void wait(barrier_type&, uint32_t parity, bool cluster_scope);  try_wait.parity.acquire loop
 //   void warp_sync(); bool warp_leader();        __syncwarp / lane 0
 //   void record(trace::event, uint32_t stage, uint32_t iter, uint32_t role);  only if traced
@@ -41,21 +45,50 @@ namespace hopper {
 template <class... Tiles>
 inline constexpr uint32_t stage_bytes_of = uint32_t((sizeof(Tiles) + ... + size_t(0)));
 
+// Who arrives on a stage's empty barrier when a warp releases it (PTX ISA, mbarrier.arrive).
+enum class release_by : uint8_t {
+  // each_lane without multicast, warp_leader with it: the form that is fastest where both are
+  // correct (docs/pipeline.md, "Who releases a stage", has the measurements).
+  automatic,
+  // Every lane arrives, after its own last read: mbarrier.arrive.release orders the arriving
+  // thread's prior accesses before the producer's acquire, so each thread releases exactly what it
+  // read. The empty barrier counts 32 arrivals per releasing warp (with multicast, each lane
+  // arrives on every receiving CTA's barrier). The form compute-sanitizer racecheck follows.
+  each_lane,
+  // __syncwarp, then lane 0 arrives (with multicast lane r, on CTA r's barrier): one arrival per
+  // warp. The other lanes' reads reach lane 0's arrive through bar.warp.sync, which orders memory
+  // among the threads it synchronises (PTX ISA, bar.warp.sync), then through the arrive's
+  // release. racecheck does not carry the other lanes' generic reads through bar.warp.sync and
+  // reports the refill as a hazard.
+  warp_leader,
+};
+
 // How the pipeline is laid out in one CTA and across its cluster.
 struct pipeline_params {
   // Releases per CTA: how many warps of a CTA call release() once for every stage. Usually every
   // consumer warp (4 per warpgroup); a consumer warpgroup whose reads are retired together (wgmma)
-  // may release from one of its warps, and then counts 1. It sets empty[s]'s expected arrivals.
+  // may release from one of its warps, and then counts 1.
   uint32_t releases_per_cta = 1;
   uint32_t cluster_size = 1;  // CTAs in the cluster (1: no cluster)
   bool multicast = false;     // every CTA's stage is filled by every CTA's producer (multicast)
+  release_by releaser = release_by::automatic;
 };
 
-// Releases counted on one stage's empty barrier: one per releasing warp of every CTA that receives
-// the stage's bytes. With multicast a CTA's producer writes into all cluster CTAs, so it may only
-// refill the stage when the consumers of all of them have released it.
+// The release form `p` uses: `releaser`, with automatic resolved by multicast.
+HOPPER_HD_TEMPLATE constexpr release_by release_form(const pipeline_params& p) {
+  if (p.releaser != release_by::automatic) return p.releaser;
+  return p.multicast && p.cluster_size > 1 ? release_by::warp_leader : release_by::each_lane;
+}
+HOPPER_HD_TEMPLATE constexpr uint32_t arrivals_per_release(const pipeline_params& p) {
+  return release_form(p) == release_by::each_lane ? 32u : 1u;
+}
+
+// Arrivals counted on one stage's empty barrier: those of every releasing warp (32 or 1, by
+// `releaser`) of every CTA that receives the stage's bytes. With multicast a CTA's producer writes
+// into all cluster CTAs, so it may only refill the stage when the consumers of all of them have
+// released it.
 HOPPER_HD_TEMPLATE constexpr uint32_t empty_arrivals(const pipeline_params& p) {
-  return p.releases_per_cta * (p.multicast ? p.cluster_size : 1u);
+  return p.releases_per_cta * arrivals_per_release(p) * (p.multicast ? p.cluster_size : 1u);
 }
 
 // The memory semantics of a consumer's release, the arrive on empty[s] (PTX ISA, mbarrier.arrive:
@@ -163,21 +196,32 @@ class pipeline {
     trace(trace::event::wait_end, s, 1);
   }
 
-  // Consumer (every thread of a releasing warp, after the warp's last read of the stage): the warp
-  // converges, then arrives on the empty barrier once per CTA that received the stage: this is the
-  // write-after-read guard. Without multicast lane 0 arrives on this CTA's barrier; with
-  // multicast lane r arrives on CTA r's (mapa + .shared::cluster), since every CTA's producer
-  // writes a slice into this CTA's stage. `Sem` says how the reads are ordered (release_sem).
+  // Consumer (every thread of a releasing warp, after its last read of the stage): arrive on the
+  // stage's empty barrier, once per CTA that received the stage: this is the write-after-read
+  // guard. `releaser` says who arrives (release_by); with multicast every CTA's producer writes a
+  // slice into this CTA's stage, so the arrive goes to each CTA's barrier (mapa +
+  // .shared::cluster). `Sem` says how the reads are ordered (release_sem).
   HOPPER_EXEC_CHECK_OFF
   template <release_sem Sem = release_sem::release>
   HOPPER_HD void release(const state& s) {
     static_assert(valid_release_sem(Sem), "pipeline::release: .sem must be release_sem::release or ::relaxed");
+    barrier_type& e = st_->empty[s.index()];
+    const bool remote = p_.multicast && p_.cluster_size > 1;
+    if (release_form(p_) == release_by::each_lane) {
+      if (be_.warp_leader()) trace(trace::event::release, s, 1);
+      if (remote) {
+        for (uint32_t r = 0; r < p_.cluster_size; ++r) be_.template arrive_on_cta<Sem>(e, r);
+      } else {
+        be_.template arrive<Sem>(e);
+      }
+      return;
+    }
     be_.warp_sync();
     if (be_.warp_leader()) trace(trace::event::release, s, 1);
-    if (p_.multicast && p_.cluster_size > 1) {
-      be_.template arrive_each_cta<Sem>(st_->empty[s.index()], p_.cluster_size);
+    if (remote) {
+      be_.template arrive_each_cta<Sem>(e, p_.cluster_size);
     } else if (be_.warp_leader()) {
-      be_.template arrive<Sem>(st_->empty[s.index()]);
+      be_.template arrive<Sem>(e);
     }
   }
 
@@ -227,13 +271,14 @@ struct pipeline_config {
   uint32_t block_warps = 5;     // warps in the block (producer warp + consumers + others)
   uint32_t cluster_size = 1;
   bool multicast = false;
-  size_t extra_smem = 0;  // other shared memory the kernel uses
+  release_by releaser = release_by::automatic;  // who arrives when a warp releases a stage
+  size_t extra_smem = 0;                        // other shared memory the kernel uses
 
   // Shared memory the pipeline needs: the stages plus a full and an empty barrier per stage.
   size_t smem_bytes() const {
     return size_t(stages) * stage_bytes + size_t(stages) * 2 * limits::mbarrier_bytes + extra_smem;
   }
-  pipeline_params params() const { return pipeline_params{consumer_warps, cluster_size, multicast}; }
+  pipeline_params params() const { return pipeline_params{consumer_warps, cluster_size, multicast, releaser}; }
 };
 
 // Throws std::invalid_argument ("hopper: pipeline_config: ...") naming the value and the limit it

@@ -198,7 +198,8 @@ class tensor_map_builder {
     std::vector<std::uint64_t> s;
     std::uint64_t run = element_bytes(type_);
     for (std::size_t i = 0; i + 1 < dims_.size(); ++i) {
-      run *= dims_[i];
+      // Saturates instead of wrapping: a product past 2^64 fails validate()'s 2^40 bound as such.
+      run = dims_[i] != 0 && run > UINT64_MAX / dims_[i] ? UINT64_MAX : run * dims_[i];
       s.push_back(run);
     }
     return s;
@@ -249,12 +250,23 @@ class tensor_map_builder {
       fail("strides has " + std::to_string(gs.size()) + " entries; rank " + std::to_string(r) + " needs " +
            std::to_string(r - 1) + " (byte strides of dims 1..rank-1)");
     const std::uint32_t smul = interleave_ == hopper::interleave::b32 ? 32u : 16u;
+    // A stride the caller gave is named as given; one derived from packed dims says so, and how.
+    auto stride_name = [&](std::uint32_t i) {
+      if (strides_set_) return "strides[" + std::to_string(i) + "]";
+      std::string p = "the packed stride of dim " + std::to_string(i + 1) + " (no strides given: dims[0]";
+      for (std::uint32_t k = 1; k <= i; ++k) p += " x dims[" + std::to_string(k) + "]";
+      return p + " x " + std::to_string(eb) + "-byte elements)";
+    };
+    auto bytes_str = [](std::uint64_t v) {
+      return v == UINT64_MAX ? std::string("more than 2^64") : std::to_string(v);
+    };
     for (std::uint32_t i = 0; i + 1 < r; ++i) {
-      if (gs[i] == 0 || gs[i] % smul != 0)
-        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes (dim " + std::to_string(i + 1) +
-             ") is not a non-zero multiple of " + std::to_string(smul));
       if (gs[i] >= (std::uint64_t(1) << 40))
-        fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is not below 2^40");
+        fail(stride_name(i) + " = " + bytes_str(gs[i]) + " bytes is not below 2^40");
+      if (gs[i] == 0 || gs[i] % smul != 0)
+        fail(stride_name(i) + " = " + std::to_string(gs[i]) + " bytes" +
+             (strides_set_ ? " (dim " + std::to_string(i + 1) + ")" : std::string()) +
+             " is not a non-zero multiple of " + std::to_string(smul));
       // The driver's layout rule: each dimension's stride spans the whole dimension below it.
       const std::uint64_t below = i == 0 ? dims_[0] * eb : gs[i - 1] * dims_[i];
       if (gs[i] < below)

@@ -425,12 +425,13 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
   const int clusters = int(t.grid() / uint32_t(CLUSTER));
   const int k_blocks = (p.K + T::BK - 1) / T::BK;
 
-  // Each consumer warpgroup that reads a stage releases it once, from its first warp (the wgmma
-  // reads of all four warps retire together); in a cluster the operands are multicast, so a stage
+  // Each consumer warpgroup that reads a stage releases it once, from its first warp's leader
+  // (the wgmma reads of all four warps retire together); in a cluster the operands are multicast, so a stage
   // is free only when the readers of every CTA have released it.
   using pipe_t = pipeline<T::STAGES, Tg>;
   constexpr pipeline_params ring_params{uint32_t(T::READERS), uint32_t(CLUSTER),
-                                        CLUSTER > 1 && T::MUTANT != gemm_mutant::empty_count_without_peer};
+                                        CLUSTER > 1 && T::MUTANT != gemm_mutant::empty_count_without_peer,
+                                        release_by::warp_leader};
   if (t.thread() == 0) {
     t.prefetch_tensormap(tma_a);
     t.prefetch_tensormap(tma_b);

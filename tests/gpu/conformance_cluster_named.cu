@@ -145,12 +145,12 @@ __global__ void named_kernel(uint32_t seed, int iters0, int iters1, uint32_t* ou
   for (int i = 0; i < iters; ++i) {
     if (producer) {
       if (i > 0) empty.sync();
-      data[set][t] = mix(seed, set * 100000 + i, t);
+      data[set][t] = mix(seed, set * 100000 + i, t);  // racecheck-known: bar-arrive-release
       full.arrive();
     } else {
       full.sync();
       const uint32_t j = (t * 5 + i) % 64;
-      out[(size_t(set) * 4096 + i) * 64 + j] = data[set][j];
+      out[(size_t(set) * 4096 + i) * 64 + j] = data[set][j];  // racecheck-known: bar-arrive-release
       empty.arrive();
     }
   }

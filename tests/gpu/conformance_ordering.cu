@@ -105,9 +105,12 @@ TEST(ConformanceOrdering, ProxyFenceThenBulkStore_S8_1_S9_3) {
 // ---- write after read: the producer refills a stage only after the consumers released it -----
 // 2 stages of 4 KiB; warp 0 lane 0 produces with cp.async.bulk; 4 consumer warps read each
 // tile twice with a random pause between, and sum it. A refill before the release would make
-// the two reads differ or the sum wrong.
+// the two reads differ or the sum wrong. Two release forms (hopper::release_by): every consumer
+// thread arrives for its own reads (empty counts 128), or __syncwarp and lane 0 arrives for its
+// warp (empty counts 4).
 constexpr int kStages = 2;
 constexpr int kTile = 1024;  // floats
+template <bool EachLane>
 __global__ void war_kernel(const uint32_t* in, int tiles, uint32_t pause_seed, uint32_t* sums, uint32_t* torn) {
   __shared__ alignas(128) uint32_t tile[kStages][kTile];
   __shared__ uint64_t full_w[kStages], empty_w[kStages];
@@ -115,7 +118,7 @@ __global__ void war_kernel(const uint32_t* in, int tiles, uint32_t pause_seed, u
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier(full_w[s]).init(arrival_count(1));
-      mbarrier(empty_w[s]).init(arrival_count(4));  // one arrival per consumer warp
+      mbarrier(empty_w[s]).init(arrival_count(EachLane ? 128 : 4));  // per consumer thread, or warp
     }
     mbarrier::fence_init();
   }
@@ -145,17 +148,21 @@ __global__ void war_kernel(const uint32_t* in, int tiles, uint32_t pause_seed, u
       sum += __shfl_xor_sync(0xffffffffu, sum, o);
       first += __shfl_xor_sync(0xffffffffu, first, o);
     }
-    __syncwarp();
+    if constexpr (EachLane) {
+      (void)empty.arrive();  // release: this thread's reads are done
+    } else {
+      __syncwarp();
+      if (lane == 0) (void)empty.arrive();  // release: the warp's reads are done
+    }
     if (lane == 0) {
-      (void)empty.arrive();  // release: my reads are done, the stage may be refilled
       sums[size_t(t) * 4 + (warp - 1)] = sum;
       if (first != sum) atomicAdd(torn, 1u);
     }
   }
 }
 
-TEST(ConformanceOrdering, WarGuardedByEmptyBarrier_S16) {
-  HOPPER_REQUIRE_SM90();
+template <bool EachLane>
+void run_war() {
   std::mt19937_64 rng(hopper_test::fresh_seed());
   const int tiles = 2000;
   std::vector<uint32_t> in(size_t(tiles) * kTile);
@@ -167,7 +174,7 @@ TEST(ConformanceOrdering, WarGuardedByEmptyBarrier_S16) {
   CUDA_OK(cudaMemcpy(d_in, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(d_sums, 0xef, size_t(tiles) * 4 * 4));
   CUDA_OK(cudaMemset(d_torn, 0, 4));
-  war_kernel<<<1, 160>>>(d_in, tiles, uint32_t(rng()), d_sums, d_torn);
+  war_kernel<EachLane><<<1, 160>>>(d_in, tiles, uint32_t(rng()), d_sums, d_torn);
   CUDA_LAUNCH_OK();
   std::vector<uint32_t> sums(size_t(tiles) * 4);
   uint32_t torn = 1;
@@ -182,6 +189,16 @@ TEST(ConformanceOrdering, WarGuardedByEmptyBarrier_S16) {
   cudaFree(d_in);
   cudaFree(d_sums);
   cudaFree(d_torn);
+}
+
+TEST(ConformanceOrdering, WarGuardedByEmptyBarrierEachLane_S16) {
+  HOPPER_REQUIRE_SM90();
+  run_war<true>();
+}
+
+TEST(ConformanceOrdering, WarGuardedByEmptyBarrierWarpLeader_S16) {
+  HOPPER_REQUIRE_SM90();
+  run_war<false>();
 }
 
 // ---- cp.async.bulk.wait_group N leaves at most N groups pending ------------------------------

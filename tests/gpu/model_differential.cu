@@ -57,10 +57,13 @@ struct sequence {
 __global__ void run_sequences(const sequence* seqs, uint32_t* obs, int n) {
   __shared__ uint64_t bars[kThreads];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
   uint64_t* bar = &bars[threadIdx.x];
+  // Every thread initialises its own barrier, and a CTA barrier orders every init before any
+  // other operation: racecheck reports the inits against other threads' operations otherwise.
+  hopper::ptx::mbarrier_init(bar, i < n ? seqs[i].init : 1u);
+  __syncthreads();
+  if (i >= n) return;
   const sequence& s = seqs[i];
-  hopper::ptx::mbarrier_init(bar, s.init);
   uint32_t* o = obs + size_t(i) * kOps * kObs;
   for (int k = 0; k < kOps; ++k) {
     const op p = s.ops[k];

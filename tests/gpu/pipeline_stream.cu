@@ -52,13 +52,20 @@ struct case_t {
   uint32_t stages, warpgroups, cluster, ctas, tiles;
   size_t stage_bytes;
   bool multicast;
+  hopper::release_by releaser = hopper::release_by::automatic;
 };
+
+const char* name_of(hopper::release_by r) {
+  return r == hopper::release_by::each_lane     ? "each_lane"
+         : r == hopper::release_by::warp_leader ? "warp_leader"
+                                                : "automatic";
+}
 
 std::string describe(const case_t& c) {
   return "stages=" + std::to_string(c.stages) + " warpgroups=" + std::to_string(c.warpgroups) +
          " cluster=" + std::to_string(c.cluster) + (c.multicast ? " multicast" : "") +
          " ctas=" + std::to_string(c.ctas) + " tiles=" + std::to_string(c.tiles) +
-         " stage_bytes=" + std::to_string(c.stage_bytes);
+         " stage_bytes=" + std::to_string(c.stage_bytes) + " releaser=" + name_of(c.releaser);
 }
 
 pipeline_config config_of(const case_t& c) {
@@ -69,6 +76,7 @@ pipeline_config config_of(const case_t& c) {
   cfg.block_warps = 1 + 4 * c.warpgroups;
   cfg.cluster_size = c.cluster;
   cfg.multicast = c.multicast;
+  cfg.releaser = c.releaser;
   return cfg;
 }
 
@@ -160,6 +168,30 @@ TEST(PipelineGpu, ClustersWithoutMulticast) {
       run_case(random_case(rng, stages, 2, cluster, false), rng);
       if (HasFatalFailure()) return;
     }
+}
+
+// Both release forms, named explicitly, with and without multicast (automatic picks each_lane
+// without multicast and warp_leader with it; the tests above cover it). Under compute-sanitizer
+// racecheck this is the clean case: every consumer thread releases its own reads.
+void run_release_form(hopper::release_by by, uint64_t salt) {
+  std::mt19937_64 rng(hopper_test::fresh_seed() + salt);
+  for (uint32_t cluster : {1u, 2u, 4u})
+    for (uint32_t stages : {1u, 3u, 6u}) {
+      case_t c = random_case(rng, stages, 1 + uint32_t(rng() % 2), cluster, cluster > 1);
+      c.releaser = by;
+      run_case(c, rng);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+TEST(PipelineGpu, EachLaneReleases) {
+  HOPPER_REQUIRE_SM90();
+  run_release_form(hopper::release_by::each_lane, 5);
+}
+
+TEST(PipelineGpu, WarpLeaderReleases) {
+  HOPPER_REQUIRE_SM90();
+  run_release_form(hopper::release_by::warp_leader, 6);
 }
 
 // Large runs: many CTAs (several per SM) and many iterations, so that stages wrap thousands of

@@ -3,6 +3,8 @@
 //   - a consumer that reads a stage only through the async proxy (a bulk store of it), retires
 //     that read (cp.async.bulk.wait_group.read) and then releases the stage .relaxed is correct:
 //     the refill comes after the read in execution order, and nothing it wrote is read;
+//   - both release forms (hopper::release_by: every lane arrives, or lane 0 after __syncwarp)
+//     order generic reads when the arrive is .release;
 //   - a consumer that reads the stage with generic loads and releases it .relaxed is a WAR: the
 //     producer's refill is not ordered after those loads. The report names the consumer thread,
 //     the stage, the buffer's CTA, and the .relaxed arrive on the empty barrier.
@@ -22,9 +24,10 @@ constexpr uint32_t kTiles = 6, kBytes = 64;
 using pipe_t = hopper::pipeline<kStages, target>;
 
 // Warp 0 lane 0 produces; warp 1 consumes each stage either by a bulk store (async read) or by
-// generic loads, then releases it with release semantics S.
+// generic loads, then releases it with release semantics S, every lane arriving or lane 0 after
+// __syncwarp (`by`).
 template <hopper::release_sem S>
-std::string run(bool async_read, uint64_t seed, bool* data_ok) {
+std::string run(bool async_read, uint64_t seed, bool* data_ok, hopper::release_by by) {
   run_options o;
   o.seed = seed;
   o.stack_bytes = 64 * 1024;
@@ -35,7 +38,7 @@ std::string run(bool async_read, uint64_t seed, bool* data_ok) {
   launch(w, {1, 64, 1}, [&](target& t) {
     auto& ring = t.cta_shared<pipe_t::storage>("ring");
     auto stages = t.shared_buffer("stages", kStages, kBytes);
-    auto pipe = pipe_t::init(ring, hopper::pipeline_params{1, 1, false}, t);
+    auto pipe = pipe_t::init(ring, hopper::pipeline_params{1, 1, false, by}, t);
     if (t.warp() == 0) {
       if (t.lane() != 0) return;
       auto s = pipe.producer_start();
@@ -74,10 +77,13 @@ std::string run(bool async_read, uint64_t seed, bool* data_ok) {
   return "";
 }
 
+constexpr hopper::release_by kForms[] = {hopper::release_by::each_lane, hopper::release_by::warp_leader};
+hopper::release_by form_of(uint64_t seed) { return kForms[seed % 2]; }
+
 TEST(ModelRelaxedRelease, AsyncProxyReadsRetiredThenRelaxedReleaseIsClean) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     bool ok = false;
-    EXPECT_EQ(run<hopper::release_sem::relaxed>(true, seed, &ok), "") << "seed " << seed;
+    EXPECT_EQ(run<hopper::release_sem::relaxed>(true, seed, &ok, form_of(seed)), "") << "seed " << seed;
     EXPECT_TRUE(ok) << "seed " << seed;
   }
 }
@@ -85,7 +91,7 @@ TEST(ModelRelaxedRelease, AsyncProxyReadsRetiredThenRelaxedReleaseIsClean) {
 TEST(ModelRelaxedRelease, GenericReadsWithReleaseAreClean) {
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     bool ok = false;
-    EXPECT_EQ(run<hopper::release_sem::release>(false, seed, &ok), "") << "seed " << seed;
+    EXPECT_EQ(run<hopper::release_sem::release>(false, seed, &ok, form_of(seed)), "") << "seed " << seed;
     EXPECT_TRUE(ok) << "seed " << seed;
   }
 }
@@ -94,7 +100,7 @@ TEST(ModelRelaxedRelease, GenericReadsThenRelaxedReleaseIsAWarNamingTheArrive) {
   int reported = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     bool ok = false;
-    const std::string m = run<hopper::release_sem::relaxed>(false, seed, &ok);
+    const std::string m = run<hopper::release_sem::relaxed>(false, seed, &ok, form_of(seed));
     ASSERT_NE(m, "") << "seed " << seed << ": a generic read released .relaxed went unreported";
     ASSERT_NE(m.find("WAR hazard"), std::string::npos) << m;
     EXPECT_NE(m.find("shared buffer 'stages' of CTA 0 stage "), std::string::npos) << m;

@@ -146,10 +146,23 @@ TEST(PipelineState, BytesFromTileTypes) {
   };
   static_assert(hopper::stage_bytes_of<a_tile, b_tile> == 64 * 32 * 4 + 128 * 64 * 2);
   EXPECT_EQ(hopper::stage_bytes_of<a_tile>, 8192u);
-  hopper::pipeline_params p{8, 4, true};
+}
+
+TEST(PipelineParams, EmptyArrivalsFollowTheReleaseForm) {
+  using hopper::release_by;
+  hopper::pipeline_params p{8, 4, true};  // automatic: warp_leader with multicast
+  EXPECT_EQ(hopper::release_form(p), release_by::warp_leader);
   EXPECT_EQ(hopper::empty_arrivals(p), 32u);  // every receiving CTA's consumer warps
-  p.multicast = false;
+  p.multicast = false;                        // automatic: each_lane without
+  EXPECT_EQ(hopper::release_form(p), release_by::each_lane);
+  EXPECT_EQ(hopper::empty_arrivals(p), 8u * 32u);
+  p.releaser = release_by::warp_leader;
   EXPECT_EQ(hopper::empty_arrivals(p), 8u);
+  p.multicast = true, p.releaser = release_by::each_lane;  // each lane arrives on all 4 CTAs
+  EXPECT_EQ(hopper::empty_arrivals(p), 8u * 32u * 4u);
+  p.cluster_size = 1;  // multicast within one CTA is no multicast: automatic is each_lane
+  p.releaser = release_by::automatic;
+  EXPECT_EQ(hopper::release_form(p), release_by::each_lane);
 }
 
 }  // namespace

@@ -107,9 +107,10 @@ TEST(TensorMapValidation, RejectsDimsOutOfRange) {
 }
 
 TEST(TensorMapValidation, RejectsStridesNotAMultipleOf16) {
-  // Packed 30 x bf16 rows are 60 bytes: the derived stride is named.
-  expect_reject(tensor_map::tiled(element::bf16, kBase).dims({30, 4}).box({8, 4}),
-                {"strides[0] = 60", "multiple of 16"});
+  // Packed 30 x bf16 rows are 60 bytes: the derived stride is named as derived.
+  expect_reject(
+      tensor_map::tiled(element::bf16, kBase).dims({30, 4}).box({8, 4}),
+      {"the packed stride of dim 1 (no strides given: dims[0] x 2-byte elements) = 60 bytes is not", "multiple of 16"});
   expect_reject(good2d().strides({2056}), {"strides[0] = 2056", "multiple of 16"});
   expect_reject(good2d().strides({0}), {"strides[0] = 0"});
   expect_reject(tensor_map::tiled(element::u8, kBase).dims({32, 4, 4}).box({16, 1, 1}).strides({32, 136}),
@@ -139,6 +140,36 @@ TEST(TensorMapValidation, RejectsStridesOf2To40OrMore) {
   const std::uint64_t big = std::uint64_t(1) << 40;
   expect_reject(good2d().strides({big}), {"strides[0] = 1099511627776", "2^40"});
   EXPECT_NO_THROW(good2d().strides({big - 16}).validate());
+}
+
+// Strides derived from packed dims (none given) are named as derived, with the product they come
+// from, and a product past 2^64 is reported as such rather than wrapped.
+TEST(TensorMapValidation, NamesADerivedStrideAsDerived) {
+  const std::uint64_t g = std::uint64_t(1) << 32;
+  auto message = [](const hopper::tensor_map_builder& b) {
+    try {
+      b.validate();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // dims {2^32, 2^32, 2} of bf16: dim 1's packed stride is 2^33 (valid), dim 2's 2^65.
+  std::string m = message(tensor_map::tiled(element::bf16, kBase).dims({g, g, 2}).box({64, 1, 1}));
+  EXPECT_NE(m.find("the packed stride of dim 2 (no strides given: dims[0] x dims[1] x 2-byte elements) = more "
+                   "than 2^64 bytes is not below 2^40"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("strides["), std::string::npos) << "blames strides the caller never passed: " << m;
+  // dims {2^20, 2^32, 4} of bf16: dim 2's packed stride is 2^53.
+  m = message(tensor_map::tiled(element::bf16, kBase).dims({1u << 20, g, 4}).box({64, 1, 1}));
+  EXPECT_NE(m.find("the packed stride of dim 2 (no strides given: dims[0] x dims[1] x 2-byte elements) = "
+                   "9007199254740992 bytes is not below 2^40"),
+            std::string::npos)
+      << m;
+  // Given strides are still named as given.
+  m = message(good2d().strides({std::uint64_t(1) << 41}));
+  EXPECT_NE(m.find("strides[0] = 2199023255552 bytes is not below 2^40"), std::string::npos) << m;
 }
 
 TEST(TensorMapValidation, RejectsInterleaveB32StridesNotAMultipleOf32) {

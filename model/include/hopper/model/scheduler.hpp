@@ -19,6 +19,17 @@
 #pragma once
 #include <ucontext.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define HOPPER_MODEL_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HOPPER_MODEL_ASAN_FIBERS 1
+#endif
+#endif
+#if defined(HOPPER_MODEL_ASAN_FIBERS)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -154,7 +165,7 @@ class scheduler {
     task& t = *tasks_[size_t(current())];
     if (aborting_) throw detail::task_abort{};
     t.status = state::ready;
-    swapcontext(&t.ctx, &main_);
+    to_main(t);
     if (aborting_) throw detail::task_abort{};
   }
 
@@ -166,7 +177,7 @@ class scheduler {
     t.ready_fn = std::move(ready);
     t.what_fn = std::move(what);
     t.status = state::blocked;
-    swapcontext(&t.ctx, &main_);
+    to_main(t);
     t.ready_fn = nullptr;
     t.what_fn = nullptr;
     if (aborting_) throw detail::task_abort{};
@@ -299,6 +310,7 @@ class scheduler {
   static void entry(unsigned lo, unsigned hi) {
     auto* self = reinterpret_cast<scheduler*>((uintptr_t(hi) << 32) | uintptr_t(lo));
     task& t = *self->tasks_[size_t(self->current_)];
+    self->arrived_on_task(nullptr);
     try {
       t.body();
     } catch (const detail::task_abort&) {
@@ -306,7 +318,42 @@ class scheduler {
       if (!self->error_) self->error_ = std::current_exception();
     }
     t.status = state::done;
+    self->leaving_task_for_good();
     // returns through uc_link to the scheduler
+  }
+
+  // Every switch between the scheduler's stack and a task's goes through these, so that
+  // AddressSanitizer knows which stack is live (its fiber interface); without ASan they are
+  // plain swapcontext.
+  void to_task(task& t) {
+#if defined(HOPPER_MODEL_ASAN_FIBERS)
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, t.stack.get(), opt_.stack_bytes);
+    swapcontext(&main_, &t.ctx);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    swapcontext(&main_, &t.ctx);
+#endif
+  }
+  void to_main(task& t) {
+#if defined(HOPPER_MODEL_ASAN_FIBERS)
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, main_stack_, main_stack_size_);
+    swapcontext(&t.ctx, &main_);
+    arrived_on_task(fake);
+#else
+    swapcontext(&t.ctx, &main_);
+#endif
+  }
+  void arrived_on_task([[maybe_unused]] void* fake) {
+#if defined(HOPPER_MODEL_ASAN_FIBERS)
+    __sanitizer_finish_switch_fiber(fake, &main_stack_, &main_stack_size_);
+#endif
+  }
+  void leaving_task_for_good() {
+#if defined(HOPPER_MODEL_ASAN_FIBERS)
+    __sanitizer_start_switch_fiber(nullptr, main_stack_, main_stack_size_);
+#endif
   }
 
   void resume(task& t) {
@@ -323,7 +370,7 @@ class scheduler {
     }
     current_ = t.id;
     t.status = state::running;
-    swapcontext(&main_, &t.ctx);
+    to_task(t);
     current_ = -1;
     if (t.status == state::done) {
       t.stack.reset();
@@ -377,7 +424,7 @@ class scheduler {
       // most; its stack is then dropped.
       for (int tries = 0; t->started && t->status != state::done && tries < 4; ++tries) {
         current_ = t->id;
-        swapcontext(&main_, &t->ctx);
+        to_task(*t);
         current_ = -1;
       }
       t->status = state::done;
@@ -414,6 +461,8 @@ class scheduler {
   std::vector<int> ready_;
   std::set<int> exited_;
   ucontext_t main_{};
+  const void* main_stack_ = nullptr;  // the scheduler's stack, as ASan's fiber interface saw it
+  size_t main_stack_size_ = 0;
   int current_ = -1;
   bool running_ = false, ran_ = false, aborting_ = false, exhaustive_ = false;
   uint64_t steps_ = 0;

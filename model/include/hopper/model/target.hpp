@@ -619,6 +619,11 @@ class target {
     static_assert(valid_release_sem(S), "a release is .release or .relaxed");
     if (lane() < n) (void)remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster").arrive(1, S);
   }
+  template <release_sem S = release_sem::release>
+  void arrive_on_cta(barrier_type& b, uint32_t rank) const {
+    static_assert(valid_release_sem(S), "a release is .release or .relaxed");
+    (void)remote(mapa(b, rank), "mbarrier.arrive.shared::cluster").arrive(1, S);
+  }
   void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/) const {
     bar(b, "mbarrier.try_wait.parity").wait(p & 1u);
   }

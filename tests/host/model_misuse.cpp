@@ -1,0 +1,133 @@
+// Setting the model up wrong, or writing a kernel body that breaks a rule the hardware leaves
+// undefined, ends in a model_error that names what is missing: never a crash, a hang or a
+// standard-library exception from deep inside. One test per mistake.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "hopper/model/target.hpp"
+
+using namespace hopper::model;
+
+namespace {
+
+constexpr int kStages = 2;
+using pipe_t = hopper::pipeline<kStages, target>;
+
+// Runs `body` on a fresh world with the given shape; returns the report ("" when it ran clean).
+std::string report_of(launch_shape shape, const std::function<void(target&)>& body, uint64_t seed = 1) {
+  run_options o;
+  o.seed = seed;
+  o.stack_bytes = 64 * 1024;
+  try {
+    world w(o);
+    launch(w, shape, body);
+    w.run();
+  } catch (const model_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_report(const std::string& m, std::initializer_list<const char*> fragments) {
+  ASSERT_NE(m, "") << "ran clean; expected a report mentioning " << *fragments.begin();
+  for (const char* f : fragments) EXPECT_NE(m.find(f), std::string::npos) << "'" << f << "' not in: " << m;
+}
+
+TEST(ModelMisuse, LaunchShapesNameTheBadValue) {
+  auto nothing = [](target&) {};
+  expect_report(report_of({0, 32, 1}, nothing), {"grid 0", "at least 1"});
+  expect_report(report_of({1, 2048, 1}, nothing), {"block of 2048 threads", "at most 1024"});
+  expect_report(report_of({3, 32, 2}, nothing), {"3 CTAs in clusters of 2", "multiple of the cluster size"});
+  expect_report(report_of({32, 32, 32}, nothing), {"clusters of 32 CTAs", "at most 16"});
+}
+
+TEST(ModelMisuse, WaitOnABarrierNoThreadInitialised) {
+  const std::string m = report_of({1, 32, 1}, [](target& t) {
+    auto& ring = t.cta_shared<pipe_t::storage>("ring");
+    t.mbarrier_wait(ring.full[0], hopper::parity(0u));
+  });
+  expect_report(m, {"mbarrier", "no thread has initialised", "CTA 0"});
+}
+
+TEST(ModelMisuse, PipelineUsedWithoutItsInit) {
+  // The ring's barriers exist only once pipeline::init ran; a consumer that skips it waits on an
+  // uninitialised barrier.
+  const std::string m = report_of({1, 64, 1}, [](target& t) {
+    auto& ring = t.cta_shared<pipe_t::storage>("ring");
+    t.mbarrier_wait(ring.empty[1], hopper::parity(1u));
+  });
+  expect_report(m, {"no thread has initialised"});
+}
+
+TEST(ModelMisuse, ArriveNotOrderedAfterTheInitIsReported) {
+  // Thread 0 initialises, thread 32 arrives without the CTA barrier that orders the init first.
+  // Whichever comes first in a seed's interleaving, it is reported: an arrive on a barrier not yet
+  // initialised, or an arrive that the init is not ordered before.
+  int before = 0, unordered = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const std::string m = report_of(
+        {1, 64, 1},
+        [](target& t) {
+          auto& ring = t.cta_shared<pipe_t::storage>("ring");
+          if (t.thread() == 0) t.mbarrier_init(ring.full[0], 2u, "full", 0u);
+          if (t.thread() == 32) (void)t.mbarrier_arrive(ring.full[0]);
+        },
+        seed);
+    ASSERT_NE(m, "") << "seed " << seed << ": an unordered init went unreported";
+    EXPECT_NE(m.find("thread 32 (warp 1 lane 0)"), std::string::npos) << m;
+    if (m.find("is not ordered before this use") != std::string::npos) {
+      EXPECT_NE(m.find("full[0]"), std::string::npos) << m;
+      EXPECT_NE(m.find("mbarrier.init by task 'thread 0 (warp 0 lane 0)'"), std::string::npos) << m;
+      ++unordered;
+    } else {
+      EXPECT_NE(m.find("initialised"), std::string::npos) << m;
+      ++before;
+    }
+  }
+  EXPECT_GT(before, 0);
+  EXPECT_GT(unordered, 0);
+}
+
+TEST(ModelMisuse, SharedObjectAskedForWithAnotherType) {
+  const std::string m = report_of({1, 32, 1}, [](target& t) {
+    (void)t.cta_shared<pipe_t::storage>("ring");
+    (void)t.cta_shared<uint64_t>("ring");
+  });
+  expect_report(m, {"shared object 'ring' of CTA 0", "another type"});
+}
+
+TEST(ModelMisuse, SharedBufferAskedForWithAnotherShape) {
+  const std::string m = report_of({1, 32, 1}, [](target& t) {
+    (void)t.shared_buffer("stages", 2, 256);
+    (void)t.shared_buffer("stages", 4, 256);
+  });
+  expect_report(m, {"shared buffer 'stages' of CTA 0", "4 x 256", "2 x 256"});
+}
+
+TEST(ModelMisuse, AViewOfNoBuffer) {
+  const std::string m = report_of({1, 32, 1}, [](target& t) {
+    smem<uint32_t> none;
+    if (t.lane() == 0) (void)none.load(0);
+  });
+  expect_report(m, {"a memory view that points at no buffer"});
+}
+
+TEST(ModelMisuse, AMissingReleaseIsADeadlockNamingTheBarrier) {
+  const std::string m = report_of({1, 64, 1}, [](target& t) {
+    auto& ring = t.cta_shared<pipe_t::storage>("ring");
+    auto pipe = pipe_t::init(ring, hopper::pipeline_params{1, 1, false}, t);
+    if (t.warp() == 0) {
+      if (t.lane() != 0) return;
+      auto s = pipe.producer_start();
+      for (; s.iter() < 4; ++s) pipe.acquire(s, 0u);  // no bytes: the arrive alone completes full[s]
+      return;
+    }
+    for (auto s = pipe.consumer_start(); s.iter() < 4; ++s) pipe.wait(s);  // never releases
+  });
+  expect_report(m, {"empty"});
+}
+
+}  // namespace
