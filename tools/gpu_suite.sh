@@ -139,6 +139,27 @@ else
   say "SANITIZER: $s_runs runs, $s_dirty with errors, a failed test or no summary (logs/sanitize_*.log)"
 fi
 
+# The PyTorch package (python/): built from this tree with PyTorch's extension tools, its pytest
+# suite against torch.matmul and Tensor.copy_, then its benchmark in one process. Skipped, saying
+# why, where PyTorch is missing. HOPPER_TORCH=0 skips it.
+if [ "${HOPPER_TORCH:-1}" = 0 ]; then
+  say "TORCH: not run (HOPPER_TORCH=0)"
+elif ! python3 -c "import torch" >/dev/null 2>&1; then
+  say "TORCH: skipped, python3 cannot import torch"
+else
+  t0=$(date +%s)
+  if MAX_JOBS=${MAX_JOBS:-8} python3 -m pip install --no-build-isolation --no-deps -q "$root/python" >"$logs/torch_build.log" 2>&1; then
+    say "TORCH: package built and installed ($(( $(date +%s) - t0 )) s)"
+    python3 -m pytest -q -rs "$root/python/tests" --junitxml="$junit/torch_tests.xml" >"$logs/torch_tests.log" 2>&1
+    say "TORCH tests: rc $? $(tail -1 "$logs/torch_tests.log")"
+    python3 "$root/python/bench/bench_ops.py" "$results/bench_torch.json" >"$logs/torch_bench.log" 2>&1 ||
+      say "TORCH bench: FAILED (rc $?, logs/torch_bench.log)"
+    grep -E "^RATIO" "$logs/torch_bench.log" | while read -r l; do say "$l"; done
+  else
+    say "TORCH: the package did not build (logs/torch_build.log): $(grep -m1 -iE "error" "$logs/torch_build.log")"
+  fi
+fi
+
 # Benchmarks: JSON per executable, headline lines into the summary.
 if [ "${HOPPER_BENCH:-.}" != "-" ]; then
   for b in "${benches[@]}"; do

@@ -4,6 +4,7 @@
 // library, CUDA's headers, its own files and hopper/hd.hpp (the host/device qualifier macros
 // beneath every layer); tests/host/layers.cpp checks both.
 #pragma once
+#include "ptx/arch.cuh"
 #include "ptx/atom.cuh"
 #include "ptx/cluster.cuh"
 #include "ptx/common.cuh"

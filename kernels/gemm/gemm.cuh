@@ -4,6 +4,12 @@
 //
 //   hopper::gemm::plan g(problem, A, B, C);   // throws std::invalid_argument on bad input
 //   g.run(stream);                            // any number of times
+//
+// A caller with its own allocator (PyTorch's caching allocator) plans without a workspace and
+// brings one to each run, and may rebind the plan to other buffers of the same problem:
+//   hopper::gemm::plan g(problem, A, B, C, hopper::gemm::external_workspace);
+//   g.bind(A2, B2, C2);                       // re-encodes the three tensor maps only
+//   g.run(stream, ws);                        // ws: g.workspace_bytes(), counters zeroed
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -115,11 +121,30 @@ auto visit_instance(const config& cf, const problem& p, F&& f) {
 
 }  // namespace detail
 
+// Tag: the plan allocates no workspace; each run() is given one (plan::workspace_bytes()).
+struct external_workspace_t {};
+inline constexpr external_workspace_t external_workspace{};
+
 class plan {
  public:
   // Validates (std::invalid_argument naming the bad value), chooses the configuration for this
-  // device (or takes `forced`, checked by validate(config, problem)) and encodes the tensor maps.
-  plan(const problem& p, const void* A, const void* B, void* C, const config* forced = nullptr) : p_(p) {
+  // device (or takes `forced`, checked by validate(config, problem)) and encodes the tensor maps;
+  // allocates the split-K / stream-K workspace the schedule needs, if any (cudaMalloc).
+  plan(const problem& p, const void* A, const void* B, void* C, const config* forced = nullptr)
+      : plan(p, A, B, C, external_workspace, forced) {
+    if (workspace_bytes() == 0) return;
+    void* ws = nullptr;
+    detail::cuda_check(cudaMalloc(&ws, workspace_bytes()), "cudaMalloc(split-K workspace)");
+    workspace_ = std::shared_ptr<void>(ws, [](void* q) { cudaFree(q); });
+    detail::cuda_check(cudaMemset(static_cast<char*>(ws) + counters_offset(), 0, workspace_bytes() - counters_offset()),
+                       "cudaMemset(split-K counters)");
+    detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    set_workspace(ws);
+  }
+
+  // The same without allocating: run(stream, workspace) brings the workspace.
+  plan(const problem& p, const void* A, const void* B, void* C, external_workspace_t, const config* forced = nullptr)
+      : p_(p) {
     validate(p, A, B, C);
     int dev = 0;
     detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
@@ -127,6 +152,31 @@ class plan {
                        "cudaDeviceGetAttribute(MultiProcessorCount)");
     cfg_ = forced ? *forced : choose_config(p, sms_);
     validate(cfg_, p);
+    bind(A, B, C);
+    kp_.M = int(p.M);
+    kp_.N = int(p.N);
+    kp_.K = int(p.K);
+    const int resident = detail::visit_instance(
+        cfg_, p, [&](auto tag) { return detail::resident_clusters<typename decltype(tag)::type>(sms_); });
+    const launch_schedule ls = make_schedule(p, cfg_, resident);
+    kp_.work = ls.work;
+    kp_.slot_stride = ls.slot_stride;
+    grid_ = ls.work.clusters * cfg_.cluster_size();
+    // The fixup workspace: one fp32 partial per slot of every shared CTA tile, then one counter
+    // per consumer warpgroup of it (zero before a run; the kernel leaves them zero).
+    if (ls.fixup_tiles > 0) {
+      partial_bytes_ = ls.partial_bytes(cfg_);
+      counter_bytes_ = ls.counter_bytes(cfg_);
+    }
+    kp_.partial = gmem<float4>(nullptr);
+    kp_.counters = gmem<int>(nullptr);
+  }
+
+  // Points the plan at other buffers of the same problem (same shape, layout and leading
+  // dimensions): validates them and re-encodes the three tensor maps; nothing else changes.
+  void bind(const void* A, const void* B, void* C) {
+    validate(p_, A, B, C);
+    const problem& p = p_;
     const auto u = [](int64_t v) { return uint64_t(v); };
     // The boxes the kernel's producer loads and its epilogue stores (gemm_traits.hpp).
     const operand_box ab = operand_box_of(p.a_major == major::mn, cfg_.bm, cfg_.cluster_n);
@@ -178,31 +228,20 @@ class plan {
              .box({cb.inner, cb.outer})
              .swizzle(swizzle::b128)
              .build();
-    kp_.M = int(p.M);
-    kp_.N = int(p.N);
-    kp_.K = int(p.K);
-    const int resident = detail::visit_instance(
-        cfg_, p, [&](auto tag) { return detail::resident_clusters<typename decltype(tag)::type>(sms_); });
-    const launch_schedule ls = make_schedule(p, cfg_, resident);
-    kp_.work = ls.work;
-    kp_.slot_stride = ls.slot_stride;
-    grid_ = ls.work.clusters * cfg_.cluster_size();
-    // The fixup workspace: one fp32 partial per slot of every shared CTA tile, one counter per
-    // consumer warpgroup of it (zeroed here; the kernel leaves them zero).
-    const int fixup_tiles = ls.fixup_tiles;
-    kp_.partial = gmem<float4>(nullptr);
-    kp_.counters = gmem<int>(nullptr);
-    if (fixup_tiles > 0) {
-      const size_t partial_bytes = ls.partial_bytes(cfg_), counter_bytes = ls.counter_bytes(cfg_);
-      void* ws = nullptr;
-      detail::cuda_check(cudaMalloc(&ws, partial_bytes + counter_bytes), "cudaMalloc(split-K workspace)");
-      workspace_ = std::shared_ptr<void>(ws, [](void* q) { cudaFree(q); });
-      detail::cuda_check(cudaMemset(static_cast<char*>(ws) + partial_bytes, 0, counter_bytes),
-                         "cudaMemset(split-K counters)");
-      detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      kp_.partial = gmem<float4>(static_cast<float4*>(ws));
-      kp_.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes));
-    }
+  }
+
+  // Bytes of workspace a run needs (0: none): the fp32 partials, then the counters, which must be
+  // zero when a run starts (at counters_offset(); a run leaves them zero).
+  size_t workspace_bytes() const { return partial_bytes_ + counter_bytes_; }
+  size_t counters_offset() const { return partial_bytes_; }
+
+  // Launches on `stream` with `workspace` (16-byte aligned, workspace_bytes() long, counters zero).
+  cudaError_t run(cudaStream_t stream, void* workspace) {
+    if (workspace_bytes() > 0 && workspace == nullptr)
+      throw std::invalid_argument("hopper::gemm::plan::run: this schedule needs " + std::to_string(workspace_bytes()) +
+                                  " bytes of workspace, got none");
+    set_workspace(workspace);
+    return run(stream);
   }
 
   // Launches the GEMM on `stream`; returns the launch error (asynchronous errors appear later).
@@ -238,7 +277,14 @@ class plan {
   bool programmatic_ = true;
   hopper::tensor_map a_{}, b_{}, c_{};
   kernel_params kp_{};
-  std::shared_ptr<void> workspace_;  // split-K partials and counters (shared by copies of the plan)
+  size_t partial_bytes_ = 0, counter_bytes_ = 0;
+  std::shared_ptr<void> workspace_;  // split-K partials and counters when the plan owns them
+
+  void set_workspace(void* ws) {
+    if (workspace_bytes() == 0) return;
+    kp_.partial = gmem<float4>(static_cast<float4*>(ws));
+    kp_.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes_));
+  }
 };
 
 }  // namespace hopper::gemm

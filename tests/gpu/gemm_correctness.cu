@@ -426,6 +426,39 @@ TEST(GemmSplitK, EverySplitCountAndConfig) {
         }
 }
 
+// A plan made with hopper::gemm::external_workspace allocates nothing; each run brings a
+// workspace (here a fresh cudaMalloc, its counters zeroed), and bind() moves the plan to another
+// problem's buffers of the same shape. Both problems must come out right, twice each.
+TEST(GemmSplitK, ExternalWorkspaceAndRebind) {
+  HOPPER_REQUIRE_SM90();
+  for (int splits : {1, 3}) {
+    const config c = forced(128, 2, splits);
+    const problem p = make(300, 520, 1000);
+    device_problem d1, d2;
+    ASSERT_TRUE(setup(d1, p, dist::normal, 1200 + uint64_t(splits)));
+    ASSERT_TRUE(setup(d2, p, dist::uniform, 1300 + uint64_t(splits)));
+    const std::vector<double> r1 = cpu_reference(d1), r2 = cpu_reference(d2);
+    hopper::gemm::plan g(p, d1.a, d1.b, d1.c, hopper::gemm::external_workspace, &c);
+    EXPECT_EQ(g.workspace_bytes() > 0, splits > 1) << "splits " << splits;
+    if (splits > 1) EXPECT_THROW((void)g.run(nullptr, nullptr), std::invalid_argument);
+    for (int rep = 0; rep < 4; ++rep) {
+      device_problem& d = rep % 2 ? d2 : d1;
+      g.bind(d.a, d.b, d.c);
+      void* ws = nullptr;
+      if (g.workspace_bytes() > 0) {
+        CUDA_OK(cudaMalloc(&ws, g.workspace_bytes()));
+        CUDA_OK(cudaMemset(ws, 0xFF, g.counters_offset()));  // partials: garbage the kernel overwrites
+        CUDA_OK(cudaMemset(static_cast<char*>(ws) + g.counters_offset(), 0, g.workspace_bytes() - g.counters_offset()));
+      }
+      ASSERT_TRUE(poison(d));
+      CUDA_OK(g.run(nullptr, ws));
+      CUDA_LAUNCH_OK();
+      CUDA_OK(cudaFree(ws));
+      ASSERT_TRUE(close(download(d), rep % 2 ? r2 : r1, p)) << "splits " << splits << ", run " << rep;
+    }
+  }
+}
+
 TEST(GemmSplitK, MoreUnitsThanClustersAndLayouts) {  // persistent loop over split units; counters reset
   HOPPER_REQUIRE_SM90();
   config c = forced(128, 2, 3);

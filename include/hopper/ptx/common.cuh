@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "arch.cuh"
 #include "qualifiers.hpp"
 
 namespace hopper::ptx {

@@ -15,6 +15,7 @@ namespace hopper::ptx {
 // global -> this CTA's shared memory; on arrival the bytes complete_tx on `bar`.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_smem, const void* src_gmem,
                                                                     uint32_t bytes, uint64_t* bar) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_shared_cluster_global);
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                    smem_addr(dst_smem)),
                "l"(src_gmem), "r"(bytes), "r"(smem_addr(bar))
@@ -25,6 +26,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_sm
 // [dst], [src], size, [mbar], policy: the same with an L2 eviction policy.
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_smem, const void* src_gmem,
                                                                     uint32_t bytes, uint64_t* bar, uint64_t l2_policy) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_shared_cluster_global);
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
       " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst_smem)),
@@ -39,6 +41,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global(void* dst_sm
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_global_multicast(void* dst_smem, const void* src_gmem,
                                                                               uint32_t bytes, uint64_t* bar,
                                                                               uint16_t cta_mask) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_shared_cluster_global_multicast);
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst_smem)),
@@ -50,6 +53,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_global_multicast(vo
 // memory -> global; tracked by the bulk async-group of the thread (commit_group / wait_group).
 // The source must have been made visible to the async proxy (fence_proxy_async_shared_cta).
 __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem, uint32_t bytes) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_global_shared_cta);
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst_gmem), "r"(smem_addr(src_smem)),
                "r"(bytes)
                : "memory");
@@ -58,6 +62,7 @@ __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, 
 // cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [dst], [src], size, policy
 __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, const void* src_smem, uint32_t bytes,
                                                                 uint64_t l2_policy) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_global_shared_cta);
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;" ::"l"(dst_gmem),
                "r"(smem_addr(src_smem)), "r"(bytes), "l"(l2_policy)
                : "memory");
@@ -68,6 +73,7 @@ __device__ __forceinline__ void cp_async_bulk_global_shared_cta(void* dst_gmem, 
 // are .shared::cluster addresses in the destination CTA (from mapa).
 __device__ __forceinline__ void cp_async_bulk_shared_cluster_shared_cta(uint32_t dst_cluster, const void* src_smem,
                                                                         uint32_t bytes, uint32_t bar_cluster) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_shared_cluster_shared_cta);
   asm volatile(
       "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst_cluster),
       "r"(smem_addr(src_smem)), "r"(bytes), "r"(bar_cluster)
@@ -76,6 +82,7 @@ __device__ __forceinline__ void cp_async_bulk_shared_cluster_shared_cta(uint32_t
 
 // cp.async.bulk.commit_group: closes the current bulk async-group of this thread.
 __device__ __forceinline__ void cp_async_bulk_commit_group() {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_commit_group);
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
 
@@ -83,6 +90,7 @@ __device__ __forceinline__ void cp_async_bulk_commit_group() {
 // bulk groups are pending: the others have completed, writes included.
 template <int N>
 __device__ __forceinline__ void cp_async_bulk_wait_group() {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_wait_group);
   static_assert(N >= 0, "cp.async.bulk.wait_group: N must be a non-negative immediate");
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
@@ -92,6 +100,7 @@ __device__ __forceinline__ void cp_async_bulk_wait_group() {
 // still be in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_bulk_wait_group_read() {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_wait_group_read);
   static_assert(N >= 0, "cp.async.bulk.wait_group.read: N must be a non-negative immediate");
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
@@ -100,6 +109,7 @@ __device__ __forceinline__ void cp_async_bulk_wait_group_read() {
 // No "memory" clobber would be needed for correctness (it writes nothing visible); it is kept so
 // that the prefetch is issued where the author placed it.
 __device__ __forceinline__ void cp_async_bulk_prefetch_L2_global(const void* src_gmem, uint32_t bytes) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_prefetch_L2_global);
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src_gmem), "r"(bytes) : "memory");
 }
 

@@ -42,6 +42,7 @@ __device__ __forceinline__ constexpr void check_coords() {
 template <class... C>
 __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global(void* dst_smem, const CUtensorMap& map,
                                                                            uint64_t* bar, C... coords) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_tensor_shared_cluster_global);
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint32_t d = smem_addr(dst_smem), b = smem_addr(bar);
@@ -86,6 +87,7 @@ template <class... C>
 __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_hint(void* dst_smem, const CUtensorMap& map,
                                                                                 uint64_t* bar, uint64_t l2_policy,
                                                                                 C... coords) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_tensor_shared_cluster_global_hint);
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint32_t d = smem_addr(dst_smem), b = smem_addr(bar);
@@ -133,6 +135,7 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multi
                                                                                      const CUtensorMap& map,
                                                                                      uint64_t* bar, uint16_t cta_mask,
                                                                                      C... coords) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_tensor_shared_cluster_global_multicast);
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint32_t d = smem_addr(dst_smem), b = smem_addr(bar);
@@ -179,6 +182,7 @@ __device__ __forceinline__ void cp_async_bulk_tensor_shared_cluster_global_multi
 template <class... C>
 __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta(const CUtensorMap& map, const void* src_smem,
                                                                        C... coords) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_tensor_global_shared_cta);
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint32_t s = smem_addr(src_smem);
@@ -213,6 +217,7 @@ template <class... C>
 __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta_hint(const CUtensorMap& map,
                                                                             const void* src_smem, uint64_t l2_policy,
                                                                             C... coords) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_tensor_global_shared_cta_hint);
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint32_t s = smem_addr(src_smem);
@@ -255,6 +260,7 @@ __device__ __forceinline__ void cp_async_bulk_tensor_global_shared_cta_hint(cons
 // placed relative to the copies it is meant to run ahead of.
 template <class... C>
 __device__ __forceinline__ void cp_async_bulk_prefetch_tensor_L2_global(const CUtensorMap& map, C... coords) {
+  HOPPER_PTX_NEEDS_SM90(cp_async_bulk_prefetch_tensor_L2_global);
   detail::check_coords<C...>();
   const int32_t c[] = {static_cast<int32_t>(coords)...};
   const uint64_t m = tensor_map_addr(map);
@@ -281,6 +287,7 @@ __device__ __forceinline__ void cp_async_bulk_prefetch_tensor_L2_global(const CU
 // prefetch.tensormap [addr]: brings the 128-byte map itself into the descriptor
 // cache, so the first copy does not wait for it. No memory is written; "memory" keeps it early.
 __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap& map) {
+  HOPPER_PTX_NEEDS_SM90(prefetch_tensormap);
   asm volatile("prefetch.tensormap [%0];" ::"l"(tensor_map_addr(map)) : "memory");
 }
 

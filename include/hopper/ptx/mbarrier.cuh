@@ -49,6 +49,7 @@ __device__ __forceinline__ void mbarrier_inval(uint64_t* bar) {
 // returns the state token of the phase arrived on (for test_wait/try_wait).
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive);
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
   // clang-format off
@@ -65,6 +66,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar) {
 // arrivals at once (1..2^20-1); returns the state token.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar, uint32_t count) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive);
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
 #define HOPPER_BODY(SEM, SCOPE)                                             \
@@ -82,6 +84,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive(uint64_t* bar, uint32_t coun
 // wait for 8192 bytes.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_expect_tx);
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
 #define HOPPER_BODY(SEM, SCOPE)                                                       \
@@ -99,6 +102,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_expect_tx(uint64_t* bar, uin
 // arrival would bring the pending count to zero. Observable through mbarrier_pending_count.
 // PTX accepts only .release.cta here (ptxas rejects .relaxed with .noComplete).
 __device__ __forceinline__ uint64_t mbarrier_arrive_noComplete(uint64_t* bar, uint32_t count) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_noComplete);
   uint64_t state;
   asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 %0, [%1], %2;"
                : "=l"(state)
@@ -113,6 +117,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_noComplete(uint64_t* bar, ui
 // and lowers the expected arrival count of every later phase by one (a thread leaving the game).
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_drop);
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
 #define HOPPER_BODY(SEM, SCOPE)                                              \
@@ -129,6 +134,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar) {
 // arrivals, and the expected count of later phases drops by count.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar, uint32_t count) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_drop);
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
 #define HOPPER_BODY(SEM, SCOPE)                                                  \
@@ -145,6 +151,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop(uint64_t* bar, uint32_t
 // expect_tx, then arrive_drop once.
 template <sem S = sem::release, scope SC = scope::cta>
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_drop_expect_tx);
   detail::check_arrive_qualifiers<S, SC>();
   uint64_t state;
 #define HOPPER_BODY(SEM, SCOPE)                                                            \
@@ -160,6 +167,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop_expect_tx(uint64_t* bar
 // mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 state, [addr], count;
 // arrive_drop that must not complete the phase (undefined behaviour if it would).
 __device__ __forceinline__ uint64_t mbarrier_arrive_drop_noComplete(uint64_t* bar, uint32_t count) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_drop_noComplete);
   uint64_t state;
   asm volatile("mbarrier.arrive_drop.noComplete.release.cta.shared::cta.b64 %0, [%1], %2;"
                : "=l"(state)
@@ -174,6 +182,7 @@ __device__ __forceinline__ uint64_t mbarrier_arrive_drop_noComplete(uint64_t* ba
 // raises the tx-count of the current phase without arriving.
 template <scope SC = scope::cta>
 __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_expect_tx);
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
 #define HOPPER_BODY(SCOPE)                                                                                          \
   asm volatile("mbarrier.expect_tx.relaxed" SCOPE ".shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(tx_bytes) \
@@ -186,6 +195,7 @@ __device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t tx_by
 // the tx-count as if tx_bytes had arrived by an asynchronous copy; no memory is written.
 template <scope SC = scope::cta>
 __device__ __forceinline__ void mbarrier_complete_tx(uint64_t* bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_complete_tx);
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
 #define HOPPER_BODY(SCOPE)                                                                                            \
   asm volatile("mbarrier.complete_tx.relaxed" SCOPE ".shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(tx_bytes) \
@@ -202,6 +212,7 @@ __device__ __forceinline__ void mbarrier_complete_tx(uint64_t* bar, uint32_t tx_
 // barrier in any CTA of the cluster.
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_shared_cluster(uint32_t cluster_bar, uint32_t count = 1) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_shared_cluster);
   detail::check_arrive_qualifiers<S, SC>();
 #define HOPPER_BODY(SEM, SCOPE)                                                                               \
   asm volatile("mbarrier.arrive" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" ::"r"(cluster_bar), "r"(count) \
@@ -214,6 +225,7 @@ __device__ __forceinline__ void mbarrier_arrive_shared_cluster(uint32_t cluster_
 // arrive, on a peer's barrier.
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_expect_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_expect_tx_shared_cluster);
   detail::check_arrive_qualifiers<S, SC>();
 #define HOPPER_BODY(SEM, SCOPE)                                                                              \
   asm volatile("mbarrier.arrive.expect_tx" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" ::"r"(cluster_bar), \
@@ -226,6 +238,7 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx_shared_cluster(uint32_
 // mbarrier.arrive_drop{.sem}{.scope}.shared::cluster.b64 _, [addr], count
 template <sem S = sem::release, scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_arrive_drop_shared_cluster(uint32_t cluster_bar, uint32_t count = 1) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_arrive_drop_shared_cluster);
   detail::check_arrive_qualifiers<S, SC>();
 #define HOPPER_BODY(SEM, SCOPE)                                                                                    \
   asm volatile("mbarrier.arrive_drop" SEM SCOPE ".shared::cluster.b64 _, [%0], %1;" ::"r"(cluster_bar), "r"(count) \
@@ -237,6 +250,7 @@ __device__ __forceinline__ void mbarrier_arrive_drop_shared_cluster(uint32_t clu
 // mbarrier.expect_tx.relaxed{.scope}.shared::cluster.b64 [addr], txCount
 template <scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_expect_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_expect_tx_shared_cluster);
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
 #define HOPPER_BODY(SCOPE)                                                                                           \
   asm volatile("mbarrier.expect_tx.relaxed" SCOPE ".shared::cluster.b64 [%0], %1;" ::"r"(cluster_bar), "r"(tx_bytes) \
@@ -248,6 +262,7 @@ __device__ __forceinline__ void mbarrier_expect_tx_shared_cluster(uint32_t clust
 // mbarrier.complete_tx.relaxed{.scope}.shared::cluster.b64 [addr], txCount
 template <scope SC = scope::cluster>
 __device__ __forceinline__ void mbarrier_complete_tx_shared_cluster(uint32_t cluster_bar, uint32_t tx_bytes) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_complete_tx_shared_cluster);
   detail::check_arrive_qualifiers<sem::relaxed, SC>();
 #define HOPPER_BODY(SCOPE)                                                                                             \
   asm volatile("mbarrier.complete_tx.relaxed" SCOPE ".shared::cluster.b64 [%0], %1;" ::"r"(cluster_bar), "r"(tx_bytes) \
@@ -268,6 +283,7 @@ __device__ __forceinline__ void mbarrier_complete_tx_shared_cluster(uint32_t clu
 // differs from `parity`.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_test_wait_parity(uint64_t* bar, uint32_t parity) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_test_wait_parity);
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
 #define HOPPER_BODY(SEM, SCOPE)             \
@@ -288,6 +304,7 @@ __device__ __forceinline__ bool mbarrier_test_wait_parity(uint64_t* bar, uint32_
 // phase the token came from (an arrive of this thread) has completed.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_test_wait(uint64_t* bar, uint64_t state) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_test_wait);
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
 #define HOPPER_BODY(SEM, SCOPE)           \
@@ -309,6 +326,7 @@ __device__ __forceinline__ bool mbarrier_test_wait(uint64_t* bar, uint64_t state
 // system-dependent time limit passes.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_try_wait_parity);
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
 #define HOPPER_BODY(SEM, SCOPE)            \
@@ -329,6 +347,7 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t
 // with a suspend-time limit in nanoseconds.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t parity, uint32_t suspend_ns) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_try_wait_parity);
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
 #define HOPPER_BODY(SEM, SCOPE)                           \
@@ -348,6 +367,7 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint64_t* bar, uint32_t
 // mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state: by state token.
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_try_wait);
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
 #define HOPPER_BODY(SEM, SCOPE)           \
@@ -367,6 +387,7 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state)
 // mbarrier.try_wait{.sem}{.scope}.shared::cta.b64 p, [addr], state, suspendTimeHint
 template <sem S = sem::acquire, scope SC = scope::cta>
 __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state, uint32_t suspend_ns) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_try_wait);
   detail::check_wait_qualifiers<S, SC>();
   uint32_t done;
 #define HOPPER_BODY(SEM, SCOPE)                          \
@@ -390,6 +411,7 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint64_t* bar, uint64_t state,
 // mbarrier_arrive_noComplete / mbarrier_arrive_drop_noComplete. No memory access (the token is a
 // register value), so no "memory" clobber; volatile keeps it in place.
 __device__ __forceinline__ uint32_t mbarrier_pending_count(uint64_t state) {
+  HOPPER_PTX_NEEDS_SM90(mbarrier_pending_count);
   uint32_t count;
   asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(count) : "l"(state));
   return count;

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 
+#include "arch.cuh"
+
 namespace hopper::ptx {
 
 template <uint32_t N>
@@ -16,6 +18,7 @@ __device__ __forceinline__ constexpr void check_setmaxnreg_count() {
 // setmaxnreg.inc.sync.aligned.u32 N: raise this warp's register limit to N.
 template <uint32_t N>
 __device__ __forceinline__ void setmaxnreg_inc() {
+  HOPPER_PTX_NEEDS_SM90A(setmaxnreg_inc);
   check_setmaxnreg_count<N>();
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N) : "memory");
 }
@@ -23,6 +26,7 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 // setmaxnreg.dec.sync.aligned.u32 N: lower this warp's register limit to N.
 template <uint32_t N>
 __device__ __forceinline__ void setmaxnreg_dec() {
+  HOPPER_PTX_NEEDS_SM90A(setmaxnreg_dec);
   check_setmaxnreg_count<N>();
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N) : "memory");
 }

@@ -4,9 +4,19 @@
 #pragma once
 #include <cstdint>
 
+#include "arch.cuh"
+
 namespace hopper::ptx {
 
 #define HOPPER_PTX_SREG_U32(NAME, REG)              \
+  __device__ __forceinline__ uint32_t NAME() {      \
+    HOPPER_PTX_NEEDS_SM90(NAME);                    \
+    uint32_t v;                                     \
+    asm volatile("mov.u32 %0, " REG ";" : "=r"(v)); \
+    return v;                                       \
+  }
+// The same for registers every architecture has.
+#define HOPPER_PTX_SREG_U32_ANY(NAME, REG)          \
   __device__ __forceinline__ uint32_t NAME() {      \
     uint32_t v;                                     \
     asm volatile("mov.u32 %0, " REG ";" : "=r"(v)); \
@@ -34,16 +44,18 @@ HOPPER_PTX_SREG_U32(nclusterid_x, "%%nclusterid.x")
 HOPPER_PTX_SREG_U32(nclusterid_y, "%%nclusterid.y")
 HOPPER_PTX_SREG_U32(nclusterid_z, "%%nclusterid.z")
 // mov.u32 %r, %dynamic_smem_size; bytes of dynamic shared memory of this launch.
-HOPPER_PTX_SREG_U32(dynamic_smem_size, "%%dynamic_smem_size")
+HOPPER_PTX_SREG_U32_ANY(dynamic_smem_size, "%%dynamic_smem_size")
 // mov.u32 %r, %total_smem_size; bytes of shared memory (static + dynamic) of this CTA.
-HOPPER_PTX_SREG_U32(total_smem_size, "%%total_smem_size")
+HOPPER_PTX_SREG_U32_ANY(total_smem_size, "%%total_smem_size")
 // mov.u32 %r, %smid; the SM this CTA runs on (diagnostics only: it may change over time).
-HOPPER_PTX_SREG_U32(smid, "%%smid")
+HOPPER_PTX_SREG_U32_ANY(smid, "%%smid")
 
 #undef HOPPER_PTX_SREG_U32
+#undef HOPPER_PTX_SREG_U32_ANY
 
 // mov.u32 %r, %is_explicit_cluster; true when launched with a cluster dimension.
 __device__ __forceinline__ bool is_explicit_cluster() {
+  HOPPER_PTX_NEEDS_SM90(is_explicit_cluster);
   uint32_t v;
   asm volatile("{\n\t.reg .pred p;\n\tmov.pred p, %%is_explicit_cluster;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(v));
   return v != 0;

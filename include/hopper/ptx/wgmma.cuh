@@ -27,11 +27,15 @@ namespace hopper::ptx {
 // wgmma.fence.sync.aligned: orders this warpgroup's prior register and shared-memory
 // accesses before the following wgmma.mma_async reads them; needed before the first wgmma of a
 // tile and whenever the accumulators were touched by ordinary instructions.
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_fence);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
 
 // wgmma.commit_group.sync.aligned: closes the group of all wgmma.mma_async issued since the last
 // commit (the wgmma counterpart of cp.async.bulk.commit_group).
 __device__ __forceinline__ void wgmma_commit_group() {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_commit_group);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
@@ -39,6 +43,7 @@ __device__ __forceinline__ void wgmma_commit_group() {
 // are still pending; then their shared-memory reads are done and their accumulators readable.
 template <int N>
 __device__ __forceinline__ void wgmma_wait_group() {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_wait_group);
   static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
@@ -46,7 +51,10 @@ __device__ __forceinline__ void wgmma_wait_group() {
 // An empty asm that claims to read and write one accumulator register: keeps the compiler from
 // moving ordinary uses of it across wgmma.fence / wait_group while the tensor cores own it. It
 // emits no instruction.
-__device__ __forceinline__ void wgmma_fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void wgmma_fence_operand(float& r) {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_fence_operand);
+  asm volatile("" : "+f"(r)::"memory");
+}
 
 template <int R>
 __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
@@ -65,6 +73,7 @@ __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) {
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
                                                               bool scale_d) {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_m64n64k16_f32_bf16_bf16);
   static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
   static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
   static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -96,6 +105,7 @@ __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], ui
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
                                                                bool scale_d) {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_m64n128k16_f32_bf16_bf16);
   static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
   static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
   static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -133,6 +143,7 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], u
 template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
                                                                bool scale_d) {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_m64n256k16_f32_bf16_bf16);
   static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
   static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
   static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");

@@ -1,0 +1,92 @@
+// The library's kernels behind the PyTorch operators: the GEMM through cached plans that bring
+// their workspace from the caller (hopper::gemm::external_workspace), the streaming copy and the
+// fused y = a*x + b. No PyTorch header here; see launch.hpp.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "kernels/gemm/gemm.cuh"
+#include "kernels/stream_copy.cuh"
+#include "launch.hpp"
+
+namespace hopper_torch {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// The largest power of two, up to 256, that divides the address.
+int64_t alignment(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  int64_t a = 1;
+  while (a < 256 && v % uintptr_t(a * 2) == 0) a *= 2;
+  return a;
+}
+
+using key =
+    std::tuple<int, int64_t, int64_t, int64_t, bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+key key_of(const gemm_args& g) {
+  return key{g.device,      g.M,   g.N,   g.K,   g.a_k_major,    g.b_k_major,
+             g.out_f32,     g.lda, g.ldb, g.ldc, alignment(g.A), alignment(g.B),
+             alignment(g.C)};
+}
+
+hopper::gemm::problem problem_of(const gemm_args& g) {
+  hopper::gemm::problem p;
+  p.M = g.M, p.N = g.N, p.K = g.K;
+  p.a_major = g.a_k_major ? hopper::gemm::major::k : hopper::gemm::major::mn;
+  p.b_major = g.b_k_major ? hopper::gemm::major::k : hopper::gemm::major::mn;
+  p.out = g.out_f32 ? hopper::gemm::out_type::f32 : hopper::gemm::out_type::bf16;
+  p.lda = g.lda, p.ldb = g.ldb, p.ldc = g.ldc;
+  return p;
+}
+
+std::mutex cache_mutex;
+std::map<key, std::unique_ptr<hopper::gemm::plan>> cache;
+
+hopper::gemm::plan& plan_for(const gemm_args& g) {
+  auto& slot = cache[key_of(g)];
+  if (!slot) {
+    check(cudaSetDevice(g.device), "cudaSetDevice");
+    slot = std::make_unique<hopper::gemm::plan>(problem_of(g), g.A, g.B, g.C, hopper::gemm::external_workspace);
+  }
+  return *slot;
+}
+
+}  // namespace
+
+workspace_need gemm_prepare(const gemm_args& g) {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  const hopper::gemm::plan& p = plan_for(g);
+  return workspace_need{p.workspace_bytes(), p.counters_offset()};
+}
+
+void gemm_run(const gemm_args& g, void* workspace, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  hopper::gemm::plan& p = plan_for(g);
+  p.bind(g.A, g.B, g.C);
+  check(p.run(stream, workspace), "hopper.gemm launch");
+}
+
+size_t gemm_cached_plans() {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  return cache.size();
+}
+
+void copy_run(void* dst, const void* src, uint64_t bytes, cudaStream_t stream) {
+  check(hopper::kernels::stream_copy_1d(dst, src, bytes, hopper::kernels::stream_copy_1d_default(), stream),
+        "hopper.copy_ launch");
+}
+
+void axpb_run(void* y, const void* x, uint64_t n, float a, float b, cudaStream_t stream) {
+  check(hopper::kernels::stream_axpb_bf16(static_cast<__nv_bfloat16*>(y), static_cast<const __nv_bfloat16*>(x), n, a, b,
+                                          hopper::kernels::stream_axpb_bf16_default(), stream),
+        "hopper.axpb launch");
+}
+
+}  // namespace hopper_torch

@@ -1,0 +1,41 @@
+// The boundary between the PyTorch operators (ops.cpp, compiled with PyTorch's headers) and the
+// library's kernels (kernels.cu, compiled by nvcc without them): plain pointers, sizes and a
+// stream. Errors come back as exceptions: std::invalid_argument for bad input (naming the value),
+// std::runtime_error for a CUDA error.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hopper_torch {
+
+// C (M x N, row-major, ldc) = A (M x K) . B^T, where B is N x K; each operand K-major (rows of
+// K) or MN-major (columns), with its leading dimension in elements.
+struct gemm_args {
+  int device = 0;
+  int64_t M = 0, N = 0, K = 0;
+  bool a_k_major = true, b_k_major = true, out_f32 = false;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  const void* A = nullptr;
+  const void* B = nullptr;
+  void* C = nullptr;
+};
+
+struct workspace_need {
+  size_t bytes = 0;            // 0: the schedule needs none
+  size_t counters_offset = 0;  // counters from here to `bytes` must be zero before the run
+};
+
+// Finds (or makes) the cached plan of this problem (shape, layout, leading dimensions, output
+// type, device and the pointers' alignment) and says what workspace a run needs.
+workspace_need gemm_prepare(const gemm_args& g);
+// Binds the cached plan to g's pointers and launches it on `stream` with `workspace`.
+void gemm_run(const gemm_args& g, void* workspace, cudaStream_t stream);
+// Plans made so far (for tests of the cache).
+size_t gemm_cached_plans();
+
+void copy_run(void* dst, const void* src, uint64_t bytes, cudaStream_t stream);
+void axpb_run(void* y, const void* x, uint64_t n, float a, float b, cudaStream_t stream);
+
+}  // namespace hopper_torch

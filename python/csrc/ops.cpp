@@ -1,0 +1,163 @@
+// The torch operators hopper::gemm, hopper::copy_ and hopper::axpb (TORCH_LIBRARY), on the current
+// CUDA stream, with the GEMM's split-K / stream-K workspace from PyTorch's caching allocator. Each
+// argument is checked here first, and a bad one raises a Python error that names it (ValueError,
+// or TypeError for a dtype); the library's own checks (alignment, overlap) come back the same way.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "launch.hpp"
+
+namespace {
+
+// Numbers go into messages as std::to_string text, so that each message is one string.
+std::string num(int64_t v) { return std::to_string(v); }
+
+std::string list_str(at::IntArrayRef v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
+  return s + "]";
+}
+
+std::string shape_str(const at::Tensor& t) { return list_str(t.sizes()) + " with strides " + list_str(t.strides()); }
+
+void check_cuda_sm90(const char* op, const char* name, const at::Tensor& t) {
+  TORCH_CHECK_VALUE(t.is_cuda(), op, ": ", name, " must be a CUDA tensor, got one on ", t.device());
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(t.get_device());
+  TORCH_CHECK(prop->major == 9 && prop->minor == 0, op, ": ", name, " is on ", t.device(), " (", prop->name, ", sm_",
+              num(prop->major), num(prop->minor), "); hopper-async runs on sm_90 (H100, H200)");
+}
+
+// Calls into the library, turning its exceptions into the Python errors PyTorch raises.
+template <class F>
+void library_call(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  } catch (const std::runtime_error& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+// One operand's layout: K-major when its K dimension has unit stride, MN-major when the other
+// one has; anything else is not a layout the GEMM reads.
+void layout_of(const char* name, const at::Tensor& t, int k_dim, bool* k_major, int64_t* ld) {
+  const int mn_dim = 1 - k_dim;
+  if (t.stride(k_dim) == 1 || t.size(k_dim) == 1) {
+    *k_major = true;
+    *ld = t.size(mn_dim) == 1 ? t.size(k_dim) : t.stride(mn_dim);
+  } else if (t.stride(mn_dim) == 1 || t.size(mn_dim) == 1) {
+    *k_major = false;
+    *ld = t.stride(k_dim);
+  } else {
+    TORCH_CHECK_VALUE(false, "hopper.gemm: ", name, " has shape ", shape_str(t),
+                      ": one of its dimensions must have stride 1 (row- or column-major; call .contiguous())");
+  }
+}
+
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::ScalarType> out_dtype, bool b_nk) {
+  const char* op = "hopper.gemm";
+  check_cuda_sm90(op, "a", a);
+  check_cuda_sm90(op, "b", b);
+  TORCH_CHECK_VALUE(a.device() == b.device(), op, ": a is on ", a.device(), " but b on ", b.device());
+  TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16, op, ": a must be bfloat16, got ", a.scalar_type());
+  TORCH_CHECK_TYPE(b.scalar_type() == at::kBFloat16, op, ": b must be bfloat16, got ", b.scalar_type());
+  TORCH_CHECK_VALUE(a.dim() == 2, op, ": a must be 2-D (M x K), got ", num(a.dim()), "-D");
+  TORCH_CHECK_VALUE(b.dim() == 2, op, ": b must be 2-D (", b_nk ? "N x K" : "K x N", "), got ", num(b.dim()), "-D");
+  const at::ScalarType out = out_dtype.value_or(at::kBFloat16);
+  TORCH_CHECK_TYPE(out == at::kBFloat16 || out == at::kFloat, op, ": out_dtype must be bfloat16 or float32, got ", out);
+  const int64_t M = a.size(0), K = a.size(1);
+  const int64_t N = b_nk ? b.size(0) : b.size(1), Kb = b_nk ? b.size(1) : b.size(0);
+  TORCH_CHECK_VALUE(K == Kb, op, ": a is ", num(M), " x ", num(K), " but b is ", num(b.size(0)), " x ", num(b.size(1)),
+                    " (", b_nk ? "N x K" : "K x N", "): K differs");
+  at::Tensor c = at::empty({M, N}, a.options().dtype(out));
+  if (M == 0 || N == 0) return c;
+  if (K == 0) return c.zero_();
+  hopper_torch::gemm_args g;
+  g.device = a.get_device();
+  g.M = M, g.N = N, g.K = K;
+  layout_of("a", a, 1, &g.a_k_major, &g.lda);
+  // b as the library's N x K operand: b itself (nk), or its transpose (kn).
+  const at::Tensor bt = b_nk ? b : b.t();
+  layout_of("b", bt, 1, &g.b_k_major, &g.ldb);
+  g.out_f32 = out == at::kFloat;
+  g.ldc = N;
+  g.A = a.data_ptr(), g.B = b.data_ptr(), g.C = c.data_ptr();
+  const c10::cuda::CUDAGuard guard(a.device());
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  hopper_torch::workspace_need need{};
+  library_call([&] { need = hopper_torch::gemm_prepare(g); });
+  at::Tensor ws;  // from the caching allocator, freed in stream order after the kernel
+  if (need.bytes > 0) {
+    ws = at::empty({int64_t(need.bytes)}, a.options().dtype(at::kByte));
+    const cudaError_t e = cudaMemsetAsync(static_cast<char*>(ws.data_ptr()) + need.counters_offset, 0,
+                                          need.bytes - need.counters_offset, stream);
+    TORCH_CHECK(e == cudaSuccess, op, ": cudaMemsetAsync of the workspace counters: ", cudaGetErrorString(e));
+  }
+  library_call([&] { hopper_torch::gemm_run(g, need.bytes ? ws.data_ptr() : nullptr, stream); });
+  return c;
+}
+
+void check_stream_operand(const char* op, const char* name, const at::Tensor& t) {
+  check_cuda_sm90(op, name, t);
+  TORCH_CHECK_VALUE(t.is_contiguous(), op, ": ", name, " has shape ", shape_str(t),
+                    " and is not contiguous; the streaming kernels read and write one contiguous range "
+                    "(call .contiguous())");
+}
+
+void copy_(at::Tensor& dst, const at::Tensor& src) {
+  const char* op = "hopper.copy_";
+  check_stream_operand(op, "dst", dst);
+  check_stream_operand(op, "src", src);
+  TORCH_CHECK_VALUE(dst.device() == src.device(), op, ": dst is on ", dst.device(), " but src on ", src.device());
+  TORCH_CHECK_TYPE(dst.scalar_type() == src.scalar_type(), op, ": dst is ", dst.scalar_type(), " but src is ",
+                   src.scalar_type(), " (no conversion; use Tensor.copy_)");
+  TORCH_CHECK_VALUE(dst.sizes() == src.sizes(), op, ": dst has shape ", list_str(dst.sizes()), " but src ",
+                    list_str(src.sizes()));
+  const uint64_t bytes = uint64_t(src.numel()) * uint64_t(src.element_size());
+  if (bytes == 0) return;
+  const c10::cuda::CUDAGuard guard(dst.device());
+  library_call(
+      [&] { hopper_torch::copy_run(dst.data_ptr(), src.data_ptr(), bytes, at::cuda::getCurrentCUDAStream()); });
+}
+
+at::Tensor axpb(const at::Tensor& x, double a, double b) {
+  const char* op = "hopper.axpb";
+  check_stream_operand(op, "x", x);
+  TORCH_CHECK_TYPE(x.scalar_type() == at::kBFloat16, op, ": x must be bfloat16, got ", x.scalar_type());
+  at::Tensor y = at::empty_like(x);
+  if (x.numel() == 0) return y;
+  const c10::cuda::CUDAGuard guard(x.device());
+  library_call([&] {
+    hopper_torch::axpb_run(y.data_ptr(), x.data_ptr(), uint64_t(x.numel()), float(a), float(b),
+                           at::cuda::getCurrentCUDAStream());
+  });
+  return y;
+}
+
+int64_t cached_plans() { return int64_t(hopper_torch::gemm_cached_plans()); }
+
+}  // namespace
+
+TORCH_LIBRARY(hopper, m) {
+  m.def("gemm(Tensor a, Tensor b, ScalarType? out_dtype=None, bool b_nk=True) -> Tensor");
+  m.def("copy_(Tensor(a!) dst, Tensor src) -> ()");
+  m.def("axpb(Tensor x, float a, float b) -> Tensor");
+  m.def("cached_plans() -> int", &cached_plans);
+}
+
+TORCH_LIBRARY_IMPL(hopper, CUDA, m) {
+  m.impl("gemm", &gemm);
+  m.impl("copy_", &copy_);
+  m.impl("axpb", &axpb);
+}
+
+// The Python module hopper._C: importing it registers the operators above.
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.doc() = "hopper-async's torch operators (torch.ops.hopper)"; }

@@ -1,0 +1,179 @@
+"""hopper's torch operators against torch.matmul and Tensor.copy_, with fresh random inputs and
+poisoned outputs. Skips, saying why, without PyTorch, without an sm_90 GPU, or without the built
+package (pip install --no-build-isolation ./python)."""
+import math
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+if torch.cuda.get_device_capability() != (9, 0):
+    pytest.skip(f"{torch.cuda.get_device_name()} is not sm_90", allow_module_level=True)
+hopper = pytest.importorskip("hopper", reason="the hopper package is not built (pip install ./python)")
+
+SEED = random.SystemRandom().randrange(1 << 31)
+print(f"test_ops seed {SEED}")
+
+
+@pytest.fixture
+def gen():
+    return torch.Generator(device="cuda").manual_seed(SEED)
+
+
+def randn(shape, gen, dtype=torch.bfloat16):
+    return torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32).to(dtype)
+
+
+def check_gemm(c, a, bt, k):
+    """bt is B as N x K; the reference is fp32 matmul of the same bf16 values."""
+    ref = torch.matmul(a.float(), bt.float().t())
+    assert c.shape == ref.shape
+    assert not torch.isnan(c).any(), "NaN left in the output (poison not overwritten)"
+    torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=1e-3 * math.sqrt(k))
+
+
+SHAPES = [(1, 8, 8), (7, 24, 40), (128, 256, 64), (300, 520, 1000), (129, 136, 456), (1000, 8, 4096),
+          (2048, 2048, 2048), (128, 8192, 8192), (4096, 4096, 4096)]
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_gemm_nk_matches_matmul(m, n, k, gen):
+    a, w = randn((m, k), gen), randn((n, k), gen)
+    check_gemm(hopper.gemm(a, w), a, w, k)
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_gemm_random_shapes_layouts_and_outputs(trial, gen):
+    rng = random.Random(SEED + trial)
+    m, n, k = rng.randrange(1, 1500), 8 * rng.randrange(1, 200), 8 * rng.randrange(1, 300)
+    out_dtype = rng.choice([None, torch.float32])
+    if rng.random() < 0.5:
+        a = randn((m, k), gen)  # row-major: lda = K
+    else:
+        m = 8 * (m // 8 + 1)  # column-major: lda = M, a multiple of 8 elements (16 bytes)
+        a = randn((k, m), gen).t()
+    if rng.random() < 0.5:
+        b = randn((n, k), gen) if rng.random() < 0.5 else randn((k, n), gen).t()
+        c, bt = hopper.gemm(a, b, out_dtype), b
+    else:
+        b = randn((k, n), gen) if rng.random() < 0.5 else randn((n, k), gen).t()
+        c, bt = hopper.gemm(a, b, out_dtype, b_layout="kn"), b.t()
+    assert c.dtype == (out_dtype or torch.bfloat16)
+    check_gemm(c, a, bt, k)
+
+
+def test_gemm_split_k_workspace_from_the_caching_allocator(gen):
+    # Few tiles and a long K: the plan's rule splits K, so each call takes a workspace.
+    a = randn((128, 16384), gen)
+    w = randn((256, 16384), gen)
+    for _ in range(3):
+        check_gemm(hopper.gemm(a, w, torch.float32), a, w, 16384)
+
+
+def test_gemm_plans_are_cached(gen):
+    a, w = randn((256, 512), gen), randn((384, 512), gen)
+    hopper.gemm(a, w)
+    before = torch.ops.hopper.cached_plans()
+    a2, w2 = randn((256, 512), gen), randn((384, 512), gen)
+    check_gemm(hopper.gemm(a2, w2), a2, w2, 512)  # same problem, other buffers: the same plan
+    assert torch.ops.hopper.cached_plans() == before
+
+
+def test_gemm_on_the_current_stream(gen):
+    a, w = randn((1024, 2048), gen), randn((1024, 2048), gen)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        c = hopper.gemm(a, w)
+    s.synchronize()
+    check_gemm(c, a, w, 2048)
+
+
+def test_gemm_empty_and_zero_k(gen):
+    assert hopper.gemm(randn((0, 64), gen), randn((8, 64), gen)).shape == (0, 8)
+    z = hopper.gemm(torch.empty((4, 0), device="cuda", dtype=torch.bfloat16),
+                    torch.empty((8, 0), device="cuda", dtype=torch.bfloat16))
+    assert z.shape == (4, 8) and bool((z == 0).all())
+
+
+def test_gemm_rejects_bad_arguments_by_name(gen):
+    a, w = randn((64, 128), gen), randn((32, 128), gen)
+    with pytest.raises(ValueError, match="a must be a CUDA tensor"):
+        hopper.gemm(a.cpu(), w)
+    with pytest.raises(TypeError, match="b must be bfloat16"):
+        hopper.gemm(a, w.half())
+    with pytest.raises(ValueError, match="K differs"):
+        hopper.gemm(a, randn((32, 64), gen))
+    with pytest.raises(ValueError, match="a has shape .* stride 1"):
+        hopper.gemm(randn((64, 256), gen)[:, ::2], w)
+    with pytest.raises(TypeError, match="out_dtype"):
+        hopper.gemm(a, w, torch.float16)
+    with pytest.raises(ValueError, match="b_layout"):
+        hopper.gemm(a, w, b_layout="nn")
+    with pytest.raises(ValueError, match="16"):  # a leading dimension of 12 elements (24 bytes)
+        hopper.gemm(randn((64, 12), gen), randn((32, 12), gen))
+
+
+@pytest.mark.parametrize("nbytes", [1, 15, 16, 17, 4095, 65536 + 7, 3 * 1024 * 1024 + 5, 64 * 1024 * 1024])
+def test_copy_matches_tensor_copy(nbytes, gen):
+    src = torch.randint(0, 256, (nbytes,), generator=gen, device="cuda", dtype=torch.uint8)
+    dst = torch.full_like(src, 0xA5)
+    assert hopper.copy_(dst, src) is dst
+    ref = torch.full_like(src, 0xA5).copy_(src)
+    assert torch.equal(dst, ref)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.int64])
+def test_copy_dtypes_and_shapes(dtype, gen):
+    src = randn((37, 129, 3), gen).to(dtype)
+    dst = torch.empty_like(src).fill_(7)
+    hopper.copy_(dst, src)
+    assert torch.equal(dst, src)
+
+
+def test_copy_rejects_bad_arguments_by_name(gen):
+    src = randn((64, 64), gen)
+    with pytest.raises(ValueError, match="src .* not contiguous"):
+        hopper.copy_(torch.empty((64, 64), device="cuda", dtype=torch.bfloat16), src.t())
+    with pytest.raises(ValueError, match="dst has shape"):
+        hopper.copy_(torch.empty((64, 65), device="cuda", dtype=torch.bfloat16), src)
+    with pytest.raises(TypeError, match="dst is Float but src is BFloat16"):
+        hopper.copy_(torch.empty((64, 64), device="cuda"), src)
+    big = randn((4096,), gen)
+    with pytest.raises(ValueError, match="overlap"):
+        hopper.copy_(big[8:2056], big[0:2048])
+    with pytest.raises(ValueError, match="aligned"):
+        hopper.copy_(big[1:1025], big[2048:3072])
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 1000, 1 << 20, (1 << 24) + 3])
+def test_axpb_matches_reference(n, gen):
+    x = randn((n,), gen)
+    a, b = random.Random(SEED + n).uniform(-3, 3), random.Random(SEED - n).uniform(-3, 3)
+    y = hopper.axpb(x, a, b)
+    ref = (x.float() * a + b)
+    torch.testing.assert_close(y.float(), ref, rtol=8e-3, atol=1e-2)
+
+
+def test_axpb_rejects_bad_arguments_by_name(gen):
+    with pytest.raises(TypeError, match="x must be bfloat16"):
+        hopper.axpb(randn((64,), gen, torch.float32), 1.0, 0.0)
+    with pytest.raises(ValueError, match="x .* not contiguous"):
+        hopper.axpb(randn((64, 64), gen).t(), 1.0, 0.0)
+
+
+def test_torch_compile_traces_through_every_op(gen):
+    a, w = randn((256, 512), gen), randn((128, 512), gen)
+
+    @torch.compile(fullgraph=True)
+    def f(a, w, dst):
+        c = hopper.gemm(a, w, torch.float32)
+        torch.ops.hopper.copy_(dst, c)
+        return hopper.axpb(a, 2.0, 1.0), dst * 2
+
+    dst = torch.empty((256, 128), device="cuda")
+    y, d2 = f(a, w, dst)
+    check_gemm(dst, a, w, 512)
+    torch.testing.assert_close(d2, dst * 2)
+    torch.testing.assert_close(y.float(), a.float() * 2 + 1, rtol=8e-3, atol=1e-2)
