@@ -76,6 +76,7 @@ TEST(SeedMapLinks, EveryLinkedFileAndSymbolExists) { check_links("docs/seed_map.
 TEST(SeedMapLinks, CompanionDocsLinksExist) {
   check_links("docs/hazard_lab.md");
   check_links("docs/primitives.md");
+  check_links("docs/ptx_names.md");  // every hopper-async name there occurs in the file it links
 }
 
 // The measured figures travel with the map: it links the committed H200 results (whose files
