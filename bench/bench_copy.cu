@@ -289,19 +289,12 @@ uint32_t* why_sink() {  // one word per block of the plain read kernel
 // Runs f(std::integral_constant<int, S>) for the stage counts the probes instantiate.
 template <class F>
 cudaError_t by_stages(uint32_t stages, F&& f) {
-  switch (stages) {
-    case 4:
-      return f(std::integral_constant<int, 4>{});
-    case 8:
-      return f(std::integral_constant<int, 8>{});
-    default:
-      return f(std::integral_constant<int, 16>{});
-  }
+  return hopper::kernels::with_value<4, 8, 16>(stages, f);
 }
 
 template <class F>
 cudaError_t by_lag(uint32_t lag, F&& f) {
-  return lag == 1 ? f(std::integral_constant<int, 1>{}) : f(std::integral_constant<int, 7>{});
+  return hopper::kernels::with_value<1, 7>(lag, f);
 }
 
 template <int U>

@@ -23,6 +23,7 @@
 #include "hopper/limits.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/tensor_map.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels {
@@ -210,37 +211,14 @@ inline cudaError_t schedule_grid(Kernel* kernel, uint32_t threads, size_t smem, 
 // counts the kernels are instantiated with (2, 3, 4, 6, 8, 12, 16; validation admits only these).
 template <class F>
 inline cudaError_t dispatch_stages(uint32_t stages, F&& f) {
-  switch (stages) {
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    case 3:
-      return f(std::integral_constant<int, 3>{});
-    case 4:
-      return f(std::integral_constant<int, 4>{});
-    case 6:
-      return f(std::integral_constant<int, 6>{});
-    case 8:
-      return f(std::integral_constant<int, 8>{});
-    case 12:
-      return f(std::integral_constant<int, 12>{});
-    default:
-      return f(std::integral_constant<int, 16>{});
-  }
+  return with_value<2, 3, 4, 6, 8, 12, 16>(stages, f);
 }
 
 // Runtime (stages, lag) to the template instance; F is called with the kernel pointer.
 template <template <int, int> class K, class F>
 inline cudaError_t dispatch(uint32_t stages, uint32_t lag, F&& f) {
   return dispatch_stages(stages, [&](auto st) -> cudaError_t {
-    constexpr int S = decltype(st)::value;
-    switch (lag) {
-      case 0:
-        return f(K<S, 0>::get());
-      case 1:
-        return f(K<S, 1>::get());
-      default:
-        return f(K<S, 2>::get());
-    }
+    return with_value<0, 1, 2>(lag, [&](auto lg) { return f(K<decltype(st)::value, decltype(lg)::value>::get()); });
   });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
+#include "kernels/dispatch.hpp"
 #include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels::on_model {
@@ -25,27 +26,13 @@ using hopper::model::world;
 // Runtime stage count and lag to the body's template parameters (the counts the tests use).
 template <class F>
 inline void with_stages(uint32_t stages, F&& f) {
-  switch (stages) {
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    case 3:
-      return f(std::integral_constant<int, 3>{});
-    case 4:
-      return f(std::integral_constant<int, 4>{});
-    default:
-      throw std::invalid_argument("stages = " + std::to_string(stages) + " is not instantiated on the model (2, 3, 4)");
-  }
+  if (!one_of<2, 3, 4>(stages))
+    throw std::invalid_argument("stages = " + std::to_string(stages) + " is not instantiated on the model (2, 3, 4)");
+  with_value<2, 3, 4>(stages, f);
 }
 template <class F>
 inline void with_lag(uint32_t lag, F&& f) {
-  switch (lag) {
-    case 0:
-      return f(std::integral_constant<int, 0>{});
-    case 1:
-      return f(std::integral_constant<int, 1>{});
-    default:
-      return f(std::integral_constant<int, 2>{});
-  }
+  with_value<0, 1, 2>(lag, f);
 }
 
 // The grid the launcher would pick, on a model "device" of 2 SMs.

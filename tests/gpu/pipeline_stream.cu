@@ -12,6 +12,7 @@
 
 #include "apps/pipeline_stream.cuh"
 #include "gpu_test.hpp"
+#include "kernels/dispatch.hpp"
 
 namespace {
 
@@ -23,29 +24,11 @@ cudaError_t launch(uint32_t stages, const uint4* src, uint4* dst, uint32_t ctas,
                    const pipeline_config& cfg, hopper::trace::sink sink = {}) {
   static_assert(!Traced, "the traced kernel is instantiated once, in TraceIsCompleteAndCausal");
   using namespace hopper::apps;
-  switch (stages) {
-    case 1:
-      return launch_pipeline_stream<1, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 2:
-      return launch_pipeline_stream<2, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 3:
-      return launch_pipeline_stream<3, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 4:
-      return launch_pipeline_stream<4, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 5:
-      return launch_pipeline_stream<5, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 6:
-      return launch_pipeline_stream<6, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 7:
-      return launch_pipeline_stream<7, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 8:
-      return launch_pipeline_stream<8, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 9:
-      return launch_pipeline_stream<9, Traced>(src, dst, ctas, tiles, cfg, sink);
-    case 10:
-      return launch_pipeline_stream<10, Traced>(src, dst, ctas, tiles, cfg, sink);
-  }
-  throw std::invalid_argument("stages = " + std::to_string(stages) + " not instantiated (1..10)");
+  if (!hopper::kernels::one_of<1, 2, 3, 4, 5, 6, 7, 8, 9, 10>(stages))
+    throw std::invalid_argument("stages = " + std::to_string(stages) + " not instantiated (1..10)");
+  return hopper::kernels::with_value<1, 2, 3, 4, 5, 6, 7, 8, 9, 10>(stages, [&](auto s) {
+    return launch_pipeline_stream<decltype(s)::value, Traced>(src, dst, ctas, tiles, cfg, sink);
+  });
 }
 
 struct case_t {
