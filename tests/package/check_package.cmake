@@ -2,7 +2,8 @@
 # project (consumer/) that finds it with find_package(hopper_async), and the same project taking
 # the source tree with add_subdirectory; each consumer is run.
 #   MODE=full (default): the library as configured here; consumers link hopper::async and
-#     hopper::model; then a model-only consumer of that install with the CUDA toolkit hidden.
+#     hopper::model (with CUDA they also build a kernel for 80;90a and examples/quickstart.cu);
+#     then a model-only consumer of that install with the CUDA toolkit hidden.
 #   MODE=model_only: no CUDA anywhere: the library configured without a CUDA compiler, and
 #     model-only consumers (package and source tree) with the CUDA toolkit hidden.
 # "Hidden": CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit makes find_package(CUDAToolkit) find nothing,
@@ -43,8 +44,13 @@ if(MODE STREQUAL "full")
     set(lib_has_cuda OFF)
   endif()
   step(${CMAKE_COMMAND} --install ${WORK_DIR}/lib)
-  consume(consumer -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
-  consume(subdir -DHOPPER_SOURCE_DIR=${SOURCE_DIR})
+  # With CUDA the consumers also build a kernel for 80;90a and the quickstart.
+  set(cuda_args "")
+  if(lib_has_cuda)
+    set(cuda_args -DHOPPER_CONSUMER_CUDA=ON -DHOPPER_QUICKSTART=${SOURCE_DIR}/examples/quickstart.cu)
+  endif()
+  consume(consumer -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix ${cuda_args})
+  consume(subdir -DHOPPER_SOURCE_DIR=${SOURCE_DIR} ${cuda_args})
   consume(model_only -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DHOPPER_CONSUMER_MODEL_ONLY=ON ${no_cuda})
   # Installed with CUDA: without the toolkit the package must say that hopper::async is left out.
   if(lib_has_cuda AND NOT configured MATCHES "hopper::async needs the CUDA toolkit")
