@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_support.hpp"
@@ -251,15 +252,29 @@ void register_all() {
   // 1, 2 and 4 splits where the splits still fit in one wave, and the rule's stream-K tail where
   // it takes one) on the named shapes and on shapes that quantize badly, each against cuBLAS in
   // the same run: the data behind the tile rule.
-  if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1') {
-    const shape sweep[] = {{8192, 8192, 8192, false},   {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
-                           {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
-                           {128, 8192, 8192, false},    {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
-                           {128, 4096, 8192, false},    {256, 8192, 8192, false}};
+  // HOPPER_GEMM_NARROW=1: the same over narrow shapes (one of M, N in 64..512, the others 8192 or
+  // 16384 x 4096), in both orientations, one split: the data behind the narrow step of the rule.
+  std::vector<shape> sweep;
+  if (const char* e = std::getenv("HOPPER_GEMM_SWEEP"); e && e[0] == '1')
+    sweep = {{8192, 8192, 8192, false},   {4096, 4096, 4096, false}, {2048, 2048, 2048, false},
+             {16384, 16384, 4096, false}, {8192, 8192, 1024, false}, {4096, 14336, 4096, false},
+             {128, 8192, 8192, false},    {1024, 1024, 1024, false}, {3072, 3072, 3072, false},
+             {128, 4096, 8192, false},    {256, 8192, 8192, false}};
+  const char* narrow_env = std::getenv("HOPPER_GEMM_NARROW");
+  const bool narrow = narrow_env && narrow_env[0] == '1';
+  if (narrow)
+    for (int64_t n : {64, 128, 256, 512})
+      for (const auto& [big, k] : {std::pair<int64_t, int64_t>{8192, 8192}, {16384, 4096}}) {
+        sweep.push_back({n, big, k, false});
+        sweep.push_back({big, n, k, false});
+      }
+  {
     for (const shape& s : sweep) {
+      if (narrow) add("gemm_rule/" + shape_name(s) + "/" + config_name(rule_for(s)), s, std::nullopt);
       const hopper::gemm::config rule = rule_for(s);
       for (const hopper::gemm::instance& in : hopper::gemm::instances)
         for (int splits : {1, 2, 4}) {
+          if (narrow && splits > 1) continue;
           hopper::gemm::config c;
           c.bm = in.bm, c.bn = in.bn, c.stages = in.stages, c.cluster_m = in.cluster_m, c.cluster_n = in.cluster_n;
           c.pingpong = in.pingpong, c.splits = splits;

@@ -179,6 +179,7 @@ inline void validate(const config& c, const problem& p) {
 //    128 x 128 tiles with 6 stages (32 KiB each) double the number of tiles (1024^3: 0.97x of
 //    cuBLAS against 0.72x with 128 x 256; 2048^3 keeps 128 x 256: 0.95x against 0.86x).
 // 2. Clusters of 2 CTAs along M multicast the B tile whenever there are at least two M tiles.
+//    (Step 0 in the code: narrow problems, one side at most 64 or 128, take the narrower tile.)
 // 3. Split-K only when the tiles still leave more than half of the SMs idle and K is long enough
 //    that every split keeps >= 32 k-blocks: the fixup (an fp32 partial written, a fence, a count,
 //    the partials read back by the last split) costs several microseconds per tile, which only a
@@ -197,15 +198,24 @@ inline config choose_config(const problem& p, int num_sms) {
   config c;
   const int64_t tiles_m = ceil_div(p.M, 128);
   const int64_t tiles_256 = tiles_m * ceil_div(p.N, 256);
-  if (2 * tiles_256 < num_sms) {
+  if (2 * tiles_256 < num_sms || p.N <= 128) {
     c.bn = 128;
     c.stages = 6;
   }
   c.cluster_m = tiles_m >= 2 ? 2 : 1;
   c.cluster_n = 1;
+  // 0. Never a tile wider than a narrow problem where a narrower instance exists: M <= 64 takes
+  //    64 x 128 tiles, else N <= 64 takes 128 x 64 (N <= 128 takes 128 x 128 above). One tile
+  //    spans the narrow side, so no cluster along it.
+  if (p.M <= 64) {
+    c.bm = 64, c.bn = 128, c.stages = 8, c.cluster_m = 1;
+  } else if (p.N <= 64) {
+    c.bn = 64, c.stages = 8;
+    c.cluster_m = 1;  // 128 x 64 tiles come in clusters of 1 x 1 or 1 x 2 only
+  }
   // Cluster tiles of (cluster_m x 128) x (cluster_n x bn).
   const auto cluster_tiles = [&](int bn) {
-    return ceil_div(tiles_m, c.cluster_m) * ceil_div(ceil_div(p.N, bn), c.cluster_n);
+    return ceil_div(ceil_div(p.M, c.bm), c.cluster_m) * ceil_div(ceil_div(p.N, bn), c.cluster_n);
   };
   const int64_t units = cluster_tiles(c.bn);
   const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());

@@ -121,6 +121,27 @@ TEST(GemmConfig, RuleOnlyPicksInstantiatedKernels) {
         }
 }
 
+// A narrow problem never gets a tile wider than itself where a narrower instance exists: M <= 64
+// takes 64-row tiles, N <= 64 64-column tiles, N <= 128 128-column tiles, whatever the other sides.
+TEST(GemmConfig, NarrowProblemsTakeTheNarrowerTile) {
+  const int sms = 132;
+  for (int64_t big : {4096, 8192, 16384})
+    for (int64_t k : {4096, 8192, 16384}) {
+      for (int64_t narrow : {64, 128, 256, 512}) {
+        const config wide_m = choose_config(make(narrow, big, k), sms);  // narrow M
+        const config wide_n = choose_config(make(big, narrow, k), sms);  // narrow N
+        EXPECT_TRUE(instantiated(wide_m) && instantiated(wide_n)) << narrow << " x " << big << " x " << k;
+        EXPECT_LE(wide_m.bm, std::max<int64_t>(64, narrow)) << "M = " << narrow << ", N = " << big << ", K = " << k;
+        EXPECT_LE(wide_n.bn, std::max<int64_t>(64, narrow)) << "M = " << big << ", N = " << narrow << ", K = " << k;
+        EXPECT_LE(int64_t(wide_m.cluster_m) * wide_m.bm, std::max<int64_t>(wide_m.bm, narrow))
+            << "a cluster along M wider than M = " << narrow;
+      }
+      EXPECT_EQ(choose_config(make(64, big, k), sms).bm, 64);
+      EXPECT_EQ(choose_config(make(big, 64, k), sms).bn, 64);
+      EXPECT_EQ(choose_config(make(big, 128, k), sms).bn, 128);
+    }
+}
+
 TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
   for (const instance& in : instances) {
     config c;
