@@ -5,8 +5,13 @@
 // CUDA events, ours and cuBLAS interleaved repeat by repeat; median and spread of the repeats.
 // The SM clock (nvidia-smi) before and after each shape goes into the JSON with the results.
 //
+// Two regimes. Sustained (gemm/...): the batches above keep the card at its power limit, as a
+// training loop does. Burst (gemm_burst/...): each launch alone, between its own pair of events
+// and a synchronize, ours and cuBLAS alternating launch by launch, kBurstRuns each after the same
+// warm-up; the clock stays near its boost, as in inference that calls one GEMM at a time.
+//
 // Prints per shape:  RATIO gemm MxNxK <ours/cublas> ours=<TFLOP/s> cublas=<TFLOP/s>
-// and at the end:    SUMMARY gemm geomean <x> over the seven named shapes (and min).
+// and at the end:    SUMMARY gemm geomean <x> over the seven named shapes (and min), per regime.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -30,6 +35,7 @@ namespace {
 
 constexpr int kLaunchesPerEvent = 20;
 constexpr int kRepeats = 9;
+constexpr int kBurstRuns = 21;
 constexpr double kRotateBytes = 200e6;  // > 3x the 60 MB L2 (50 MB on H100)
 
 // Counter-based normal / uniform samples (SplitMix64 + Box-Muller): full 24-bit mantissas
@@ -81,7 +87,7 @@ cublasHandle_t cublas() {
   return h;
 }
 
-std::map<std::string, double> g_named_ratio;  // the seven named shapes
+std::map<std::string, double> g_named_ratio, g_named_burst;  // the seven named shapes, per regime
 
 // "bn256_c2x1_s1", "bn128_c1x2_s1_pp": tile width, cluster shape, splits, ping-pong.
 std::string config_name(const hopper::gemm::config& c) {
@@ -91,7 +97,7 @@ std::string config_name(const hopper::gemm::config& c) {
 }
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
-                 const hopper::gemm::config* forced = nullptr, bool programmatic = true) {
+                 const hopper::gemm::config* forced = nullptr, bool programmatic = true, bool burst = false) {
   using hopper::gemm::problem;
   problem p;
   p.M = M, p.N = N, p.K = K;
@@ -126,14 +132,16 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
+  const int per_event = burst ? 1 : kLaunchesPerEvent;
+  int next_set = 0;  // burst: every launch takes the next operand set
   auto time_batch = [&](auto&& launch) {
     BENCH_CUDA(cudaEventRecord(e0));
-    for (int i = 0; i < kLaunchesPerEvent; ++i) launch(i);
+    for (int i = 0; i < per_event; ++i) launch(burst ? next_set++ : i);
     BENCH_CUDA(cudaEventRecord(e1));
     BENCH_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
     BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    return double(ms) / kLaunchesPerEvent;
+    return double(ms) / per_event;
   };
   // Warm-up: clocks, caches, cuBLAS heuristics, our kernels' first-launch attributes.
   for (int i = 0; i < 3; ++i) {
@@ -145,7 +153,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   for (auto _ : state) {
     t_ours.clear();
     t_cublas.clear();
-    for (int r = 0; r < kRepeats; ++r) {
+    for (int r = 0; r < (burst ? kBurstRuns : kRepeats); ++r) {
       t_ours.push_back(time_batch(ours));
       t_cublas.push_back(time_batch(theirs));
     }
@@ -175,10 +183,13 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["grid"] = plans[0]->grid();
   state.counters["operand_sets"] = sets;
   state.counters["programmatic_launch"] = programmatic ? 1 : 0;
-  state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; sm clock MHz " + clock_before +
-                 " -> " + clock_after + (named ? "; named" : ""));
+  state.counters["burst"] = burst ? 1 : 0;
+  state.SetLabel(std::string(normal ? "normal(0,1)" : "uniform(-1,1)") + " bf16 inputs; " +
+                 (burst ? "burst" : "sustained") + "; sm clock MHz " + clock_before + " -> " + clock_after +
+                 (named ? "; named" : ""));
   const auto& cf = plans[0]->cfg();
-  const std::string tag = (forced ? "_" + config_name(cf) : "") + (programmatic ? "" : "_no_pdl");
+  const std::string tag =
+      (forced ? "_" + config_name(cf) : "") + (programmatic ? "" : "_no_pdl") + (burst ? "_burst" : "");
   std::printf(
       "RATIO gemm %lldx%lldx%lld%s%s %.3f ours=%.1f cublas=%.1f (spread ours %.1f-%.1f, cublas %.1f-%.1f; "
       "sm clock %s -> %s MHz)\n",
@@ -187,7 +198,8 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
       clock_after.c_str());
   std::fflush(stdout);
   if (named && !forced && programmatic)
-    g_named_ratio[std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K)] = ratio;
+    (burst ? g_named_burst : g_named_ratio)[std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K)] =
+        ratio;
   BENCH_CUDA(cudaEventDestroy(e0));
   BENCH_CUDA(cudaEventDestroy(e1));
   plans.clear();
@@ -216,11 +228,11 @@ hopper::gemm::config rule_for(const shape& s) {
 // Registers one timed case: the rule's configuration or `forced`, normal or uniform inputs, with or
 // without programmatic dependent launch. `named`: counts towards the geomean of the named shapes.
 void add(const std::string& name, const shape& s, std::optional<hopper::gemm::config> forced, bool normal = true,
-         bool named = false, bool programmatic = true) {
+         bool named = false, bool programmatic = true, bool burst = false) {
   benchmark::RegisterBenchmark(name.c_str(),
-                               [s, forced, normal, named, programmatic](benchmark::State& st) {
+                               [s, forced, normal, named, programmatic, burst](benchmark::State& st) {
                                  bench_shape(st, s.M, s.N, s.K, normal, named, forced ? &*forced : nullptr,
-                                             programmatic);
+                                             programmatic, burst);
                                })
       ->UseManualTime()
       ->Iterations(1)
@@ -238,6 +250,10 @@ void register_all() {
   // overlapping a launch's prologue with the previous launch's tail is worth, in the same run.
   for (const shape& s : shapes)
     if (s.named) add("gemm_no_pdl/" + shape_name(s), s, std::nullopt, true, false, false);
+  // Burst: the named shapes and 1024^3, 3072^3, each launch alone.
+  for (const shape& s : shapes)
+    if (s.named || s.M == 1024 || s.M == 3072)
+      add("gemm_burst/" + shape_name(s), s, std::nullopt, true, s.named, true, true);
   // HOPPER_GEMM_SK=1: the rule's choice with and without the stream-K tail on the named shapes and
   // the square sweep.
   if (const char* e = std::getenv("HOPPER_GEMM_SK"); e && e[0] == '1')
@@ -296,15 +312,17 @@ void register_all() {
 
 int main(int argc, char** argv) {
   if (!hopper_bench::run_benchmarks(argc, argv, "gemm", register_all)) return 0;
-  if (!g_named_ratio.empty()) {
+  for (const auto* regime : {&g_named_ratio, &g_named_burst}) {
+    if (regime->empty()) continue;
     double log_sum = 0, worst = 1e30;
     std::string worst_name;
-    for (const auto& [k, r] : g_named_ratio) {
+    for (const auto& [k, r] : *regime) {
       log_sum += std::log(r);
       if (r < worst) worst = r, worst_name = k;
     }
-    std::printf("SUMMARY gemm geomean %.3f over %zu named shapes (min %.3f at %s)\n",
-                std::exp(log_sum / double(g_named_ratio.size())), g_named_ratio.size(), worst, worst_name.c_str());
+    std::printf("SUMMARY gemm%s geomean %.3f over %zu named shapes (min %.3f at %s)\n",
+                regime == &g_named_burst ? "_burst" : "", std::exp(log_sum / double(regime->size())), regime->size(),
+                worst, worst_name.c_str());
   }
   return 0;
 }

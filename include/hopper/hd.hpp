@@ -30,3 +30,20 @@
 #endif
 
 #define HOPPER_HD_TEMPLATE HOPPER_EXEC_CHECK_OFF HOPPER_HD
+
+#include <cstdint>
+
+namespace hopper {
+
+// `v`, computed once and kept in a register. Compilers recompute a value they find cheap (the
+// address of a shared-memory symbol: S2UR SR_CgaCtaId and its arithmetic) inside every iteration
+// of a hot loop instead of keeping it; on the device a volatile mov.b32 that they cannot see
+// through or repeat ends that. On the host it is the value itself.
+HOPPER_HD uint32_t keep_in_register(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mov.b32 %0, %0;" : "+r"(v));
+#endif
+  return v;
+}
+
+}  // namespace hopper

@@ -119,23 +119,23 @@ HOPPER_HD void load_share(const Tg& t, D dst, const typename Tg::tensor_map_type
   }
 }
 
-// The wgmma of one k-block on one operand pair: BK / 16 steps of m64nNk16 from the stage at
-// `a_base` / `b_base` (shared-window addresses). H > 1: H row halves of A (ping-pong's 128 rows)
-// against the same B. scale_d false on the block's first step overwrites the accumulators.
+// The wgmma of one k-block on one operand pair: BK / 16 steps of m64nNk16 from the stage whose
+// first k-step descriptors are `a_desc` / `b_desc` (each k-step moves the start address: 32 bytes
+// along a K-major row, 16 rows = 2048 B of an MN-major box). H > 1: H row halves of A (ping-pong's
+// 128 rows) against the same B. scale_d false on the block's first step overwrites the
+// accumulators.
 HOPPER_EXEC_CHECK_OFF
 template <class T, int N, int H, class Tg>
-HOPPER_HD void mma_k_block(Tg& t, float (&acc)[H][N / 2], uint32_t a_base, uint32_t b_base, bool accumulate) {
+HOPPER_HD void mma_k_block(Tg& t, float (&acc)[H][N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate) {
+  constexpr uint32_t A_STEP = T::A_MN ? 2048 : 32, B_STEP = T::B_MN ? 2048 : 32;
+  constexpr uint32_t A_HALF = T::A_MN ? T::BOX_MN_BYTES : T::WG_M * 128;  // the next 64 rows of A
   t.wgmma_fence();
   HOPPER_PRAGMA_UNROLL
   for (int kk = 0; kk < T::BK / 16; ++kk) {
-    // k-step of 16: 32 bytes along a K-major row, 16 rows (2048 B) of an MN-major box.
-    const uint64_t db = T::B_MN ? ptx::make_wgmma_desc_mnmajor_sw128(b_base + kk * 2048, T::BOX_MN_BYTES)
-                                : ptx::make_wgmma_desc_kmajor_sw128(b_base + kk * 32);
+    const uint64_t db = ptx::wgmma_desc_advance(b_desc, kk * B_STEP);
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < H; ++h) {
-      const uint64_t da =
-          T::A_MN ? ptx::make_wgmma_desc_mnmajor_sw128(a_base + h * T::BOX_MN_BYTES + kk * 2048, T::BOX_MN_BYTES)
-                  : ptx::make_wgmma_desc_kmajor_sw128(a_base + h * T::WG_M * 128 + kk * 32);
+      const uint64_t da = ptx::wgmma_desc_advance(a_desc, h * A_HALF + kk * A_STEP);
       t.template wgmma_m64nNk16_f32_bf16_bf16<N, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc[h], da, db,
                                                                                          accumulate || kk > 0);
     }
@@ -143,23 +143,41 @@ HOPPER_HD void mma_k_block(Tg& t, float (&acc)[H][N / 2], uint32_t a_base, uint3
   t.wgmma_commit_group();
 }
 
+// The descriptors of one warpgroup's operands in stage 0 of the ring (from their shared-window
+// addresses); stage i's are these advanced by i stages (stage_desc).
+struct operand_descs {
+  uint64_t a, b;
+};
+template <class T>
+HOPPER_HD operand_descs first_stage_descs(uint32_t a_addr, uint32_t b_addr) {
+  a_addr = keep_in_register(a_addr);  // the loop adds to these; nothing rebuilds them
+  b_addr = keep_in_register(b_addr);
+  return {
+      T::A_MN ? ptx::make_wgmma_desc_mnmajor_sw128(a_addr, T::BOX_MN_BYTES) : ptx::make_wgmma_desc_kmajor_sw128(a_addr),
+      T::B_MN ? ptx::make_wgmma_desc_mnmajor_sw128(b_addr, T::BOX_MN_BYTES)
+              : ptx::make_wgmma_desc_kmajor_sw128(b_addr)};
+}
+template <class T>
+HOPPER_HD operand_descs stage_descs(const operand_descs& first, uint32_t stage) {
+  return {ptx::wgmma_desc_advance(first.a, stage * T::A_BYTES), ptx::wgmma_desc_advance(first.b, stage * T::B_BYTES)};
+}
+
 // A consumer warpgroup's main loop over k-blocks [kb0, kb1) starting at ring state `s`: wait for
 // each stage (RAW guard), issue its wgmma group, keep one group in flight, and release the stage
 // whose group wait_group<1> just retired (WAR guard; .relaxed: the reads were the tensor cores');
-// at the end retire the last group and release its stage. `bases(s)` gives the warpgroup's
-// (a_base, b_base) in the stage; `issued()` runs once the last k-block's group is issued, before
-// the last wait.
+// at the end retire the last group and release its stage. `first` holds the warpgroup's operand
+// descriptors in stage 0; `issued()` runs once the last k-block's group is issued, before the
+// last wait.
 HOPPER_EXEC_CHECK_OFF
-template <class T, int N, int H, class Tg, class Pipe, class Bases, class Issued>
+template <class T, int N, int H, class Tg, class Pipe, class Issued>
 HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, float (&acc)[H][N / 2], int kb0, int kb1,
-                                int warp, Bases&& bases, Issued&& issued) {
+                                int warp, const operand_descs& first, Issued&& issued) {
   constexpr auto retired = release_sem::relaxed;  // wgmma reads, done at wait_group
   auto read = s;                                  // the stage whose wgmma group is retired next
   for (int kb = kb0; kb < kb1; ++kb, ++s) {
     pipe.wait(s);
-    uint32_t a_base, b_base;
-    bases(s, a_base, b_base);
-    mma_k_block<T, N, H>(t, acc, a_base, b_base, kb > kb0);
+    const operand_descs d = stage_descs<T>(first, s.index());
+    mma_k_block<T, N, H>(t, acc, d.a, d.b, kb > kb0);
     if constexpr (T::MUTANT == gemm_mutant::release_before_retire) {
       if (warp == 0) pipe.template release<retired>(s);  // the group reading s is still in flight
       t.template wgmma_wait_group<0>();
@@ -334,20 +352,18 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
   uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
   float acc[1][T::ACC];
   auto s = T::MUTANT == gemm_mutant::consumer_parity_1 ? typename Pipe::state(0u, parity(1u)) : pipe.consumer_start();
-  // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in a stage.
-  auto bases = [&](const typename Pipe::state& st, uint32_t& a_base, uint32_t& b_base) {
-    a_base = t.smem_addr(sm.a + st.index() * T::A_BYTES) + (T::SPLIT_N ? 0
-                                                            : T::A_MN  ? w * T::BOX_MN_BYTES
-                                                                       : w * T::WG_M * 128);
-    b_base = t.smem_addr(sm.b + st.index() * T::B_BYTES) + (!T::SPLIT_N ? 0
-                                                            : T::B_MN   ? w * (T::WG_N / 64) * T::BOX_MN_BYTES
-                                                                        : w * T::WG_N * 128);
-  };
+  // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in stage 0.
+  const operand_descs first = first_stage_descs<T>(t.smem_addr(sm.a) + (T::SPLIT_N ? 0
+                                                                        : T::A_MN  ? w * T::BOX_MN_BYTES
+                                                                                   : w * T::WG_M * 128),
+                                                   t.smem_addr(sm.b) + (!T::SPLIT_N ? 0
+                                                                        : T::B_MN ? w * (T::WG_N / 64) * T::BOX_MN_BYTES
+                                                                                  : w * T::WG_N * 128));
   work_item item;
   for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
     int m0, n0;
     at.tile_origin(p.work.order, item.tile, m0, n0);
-    consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, bases, [] {});
+    consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, first, [] {});
     t.wgmma_fence_operand(acc[0]);
     const int row0 = m0 + (T::SPLIT_N ? 0 : w * T::WG_M);
     const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
@@ -381,10 +397,7 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
   auto s = pipe.consumer_start();
   s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
   int j = w;                    // local index of the unit among the CTA's units
-  auto bases = [&](const typename Pipe::state& st, uint32_t& a_base, uint32_t& b_base) {
-    a_base = t.smem_addr(sm.a + st.index() * T::A_BYTES);
-    b_base = t.smem_addr(sm.b + st.index() * T::B_BYTES);
-  };
+  const operand_descs first = first_stage_descs<T>(t.smem_addr(sm.a), t.smem_addr(sm.b));
   const int units = p.work.order.total();  // whole tiles: no split, no stream-K (checked by the plan)
   for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
     int m0, n0;
@@ -392,7 +405,7 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
     if (j > 0) t.bar_sync(ORDER + w, 256);
     // Once every k-block is issued the other warpgroup may start its unit while ours drains;
     // only when that unit exists, so that no arrival is left pending on the barrier at exit.
-    consume_k_blocks<T, T::BN, 2>(t, pipe, s, acc, 0, k_blocks, warp, bases, [&] {
+    consume_k_blocks<T, T::BN, 2>(t, pipe, s, acc, 0, k_blocks, warp, first, [&] {
       if (u + clusters < units) t.bar_arrive(ORDER + (1 - w), 256);
     });
     t.wgmma_fence_operand(acc[0]);

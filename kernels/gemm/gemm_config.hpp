@@ -89,14 +89,13 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace detail
 
 // Shared memory one CTA of `c` uses: stages of A (bm x bk) and B (bn x bk) bf16 tiles, two
-// double-buffered 16-row x 128-byte epilogue boxes per consumer warp, the barriers, and 1 KiB of
-// slack to align the 128B-swizzle atoms to 1024 bytes. For the configurations the host checks
-// before any kernel exists; every instantiated kernel's shared_storage struct is asserted to take
-// exactly this (gemm_traits.hpp).
+// double-buffered 16-row x 128-byte epilogue boxes per consumer warp, the barriers and a flag word
+// per consumer warpgroup. For the configurations the host checks before any kernel exists; every
+// instantiated kernel's shared_storage struct is asserted to take exactly this (gemm_traits.hpp).
 constexpr int64_t smem_bytes(const config& c) {
   const int64_t stage = int64_t(c.bm + c.bn) * c.bk * 2;
   const int64_t epilogue = 2 /*warpgroups*/ * 4 /*warps*/ * 2 /*buffers*/ * 16 * 128;
-  return c.stages * stage + epilogue + 2 * 8 * c.stages + 1024;
+  return c.stages * stage + epilogue + 2 * 8 * c.stages + 2 * 4;
 }
 
 inline constexpr int64_t max_smem_per_block = int64_t(hopper::limits::max_smem_per_block);  // 227 KiB, sm_90 opt-in

@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <cstdio>
 
 #include "hopper/device_target.cuh"
 #include "hopper/tensor_map.hpp"
@@ -24,14 +25,17 @@ __global__ void __launch_bounds__(384, 1)
     gemm_kernel(const __grid_constant__ hopper::tensor_map tma_a, const __grid_constant__ hopper::tensor_map tma_b,
                 const __grid_constant__ hopper::tensor_map tma_c, const kernel_params p) {
   using target = hopper::basic_device_target<false>;
-  extern __shared__ uint8_t smem_raw[];
-  auto& st =
-      *reinterpret_cast<typename T::shared_storage*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  // One word per consumer warpgroup: thread 0's "this split is the last" broadcast to its warpgroup.
-  __shared__ int last_flag[T::CONSUMERS];
+  // Declared 1024-byte aligned, so the layout's offsets are the shared-window addresses' low bits
+  // at compile time: nothing is aligned at run time, and the stage descriptors are constants.
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  auto& st = *reinterpret_cast<typename T::shared_storage*>(smem_raw);
+  if (threadIdx.x == 0 && ptx::smem_addr(smem_raw) % 1024u != 0) {
+    printf("hopper::gemm: dynamic shared memory at 0x%x is not 1024-byte aligned\n", ptx::smem_addr(smem_raw));
+    __trap();
+  }
   target t;
   const body_smem<T, target> sm{smem<uint8_t>(st.a[0]), smem<uint8_t>(st.b[0]), smem<uint8_t>(st.epi[0]), st.ring,
-                                smem<int>(last_flag)};
+                                smem<int>(st.last_flag)};
   gemm_body<T>(t, sm, tma_a, tma_b, tma_c, p);
 }
 

@@ -78,16 +78,18 @@ struct kernel_traits {
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
   // The CTA's shared memory, from a 1024-byte aligned base (swizzle atoms need 1024-B alignment):
-  // the ring's operand stages, the consumers' epilogue boxes, the ring's barriers.
+  // the ring's operand stages, the consumers' epilogue boxes, the ring's barriers, and one word
+  // per consumer warpgroup for the fixup's "last piece" flag.
   struct shared_storage {
     alignas(1024) uint8_t a[STAGES][A_BYTES];
     alignas(1024) uint8_t b[STAGES][B_BYTES];
     alignas(1024) uint8_t epi[CONSUMERS][EPI_WG_BYTES];
     pipeline_storage<STAGES, uint64_t> ring;
+    int last_flag[CONSUMERS];
   };
-  // Dynamic shared memory a launch asks for: the storage, up to its last byte, plus the slack that
-  // aligning the dynamic base to 1024 bytes may take.
-  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, ring) + sizeof(shared_storage::ring) + 1024);
+  // Dynamic shared memory a launch asks for: the storage up to its last byte (the kernel declares
+  // the dynamic base 1024-byte aligned, so no slack for aligning it at run time).
+  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, last_flag) + sizeof(shared_storage::last_flag));
 
   static_assert(BM == 128 || BM == 64, "BM is 128 (a warpgroup per 64 rows) or 64 (a warpgroup per BN / 2 columns)");
   static_assert(WG_N == 64 || WG_N == 128 || WG_N == 256, "a warpgroup's n of wgmma.m64nNk16: 64, 128 or 256");

@@ -46,4 +46,13 @@ HOPPER_HD constexpr uint64_t make_wgmma_desc_mnmajor_sw128(uint32_t smem_byte_ad
   return make_wgmma_desc(smem_byte_addr, box_bytes, 1024, wgmma_swizzle::b128);
 }
 
+// The descriptor `desc` with its start address moved on by `bytes` (a multiple of 16), the rest
+// unchanged: a 32-bit add to the low word, so a loop over k-steps and stages costs one integer add
+// per descriptor instead of a rebuild. Exact while the moved address stays inside the 256 KiB the
+// 14-bit field spans (every shared-memory address does): the field then cannot carry into the
+// leading byte offset above it.
+HOPPER_HD constexpr uint64_t wgmma_desc_advance(uint64_t desc, uint32_t bytes) {
+  return (desc & 0xFFFFFFFF00000000ull) | uint32_t(uint32_t(desc) + (bytes >> 4));
+}
+
 }  // namespace hopper::ptx
