@@ -29,8 +29,9 @@ def main():
         print("plot_gemm: no gemm results in", path)
         return
 
-    # The rule's choice ("gemm/...") and, beside it, the same shapes without programmatic dependent
-    # launch ("gemm_no_pdl/..."); the sweeps' forced configurations are left to their JSON.
+    # The rule's choice ("gemm/...", sustained) and, beside it, the same shapes without programmatic
+    # dependent launch ("gemm_no_pdl/...") and each launch alone ("gemm_burst/..."); the sweeps'
+    # forced configurations are left to their JSON.
     main_rows = [r for r in rows if r["name"].startswith("gemm/")]
     square = sorted((r for r in main_rows if r["M"] == r["N"] == r["K"] and "uniform" not in r["name"]),
                     key=lambda r: r["M"])
@@ -50,15 +51,16 @@ def main():
     fig.savefig(os.path.join(out, "gemm_tflops.png"), dpi=120)
 
     fig, ax = plt.subplots(figsize=(10, 5))
-    bars = main_rows + [r for r in rows if r["name"].startswith("gemm_no_pdl/")]
-    names = [r["name"].split("/")[1] + (" (no PDL)" if r["name"].startswith("gemm_no_pdl/") else "") for r in bars]
+    tags = {"gemm_no_pdl/": " (no PDL)", "gemm_burst/": " (burst)"}
+    bars = main_rows + [r for t in tags for r in rows if r["name"].startswith(t)]
+    names = [r["name"].split("/")[1] + next((v for t, v in tags.items() if r["name"].startswith(t)), "") for r in bars]
     ratios = [r["ratio"] for r in bars]
     ax.bar(range(len(bars)), ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(bars)))
     ax.set_xticklabels(names, rotation=45, ha="right")
     ax.set_ylabel("ours / cuBLAS")
-    ax.set_title("Ratio to cuBLAS, same process, same method")
+    ax.set_title("Ratio to cuBLAS, same process, same method (sustained unless marked)")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "gemm_ratio.png"), dpi=120)
     print("plot_gemm: wrote gemm_tflops.png and gemm_ratio.png into", out)

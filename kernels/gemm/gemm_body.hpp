@@ -166,34 +166,40 @@ HOPPER_HD operand_descs stage_descs(const operand_descs& first, uint32_t stage) 
 // each stage (RAW guard), issue its wgmma group, keep one group in flight, and release the stage
 // whose group wait_group<1> just retired (WAR guard; .relaxed: the reads were the tensor cores');
 // at the end retire the last group and release its stage. `first` holds the warpgroup's operand
-// descriptors in stage 0; `issued()` runs once the last k-block's group is issued, before the
-// last wait.
+// descriptors in stage 0; `first_issued()` runs once the first k-block's group is issued (the
+// tensor cores are busy: work that only needs other registers overlaps them), `issued()` once the
+// last k-block's group is issued, before the last wait.
 HOPPER_EXEC_CHECK_OFF
-template <class T, int N, int H, class Tg, class Pipe, class Issued>
+template <class T, int N, int H, class Tg, class Pipe, class FirstIssued, class Issued>
 HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, float (&acc)[H][N / 2], int kb0, int kb1,
-                                int warp, const operand_descs& first, Issued&& issued) {
+                                int warp, const operand_descs& first, FirstIssued&& first_issued, Issued&& issued) {
   constexpr auto retired = release_sem::relaxed;  // wgmma reads, done at wait_group
   auto read = s;                                  // the stage whose wgmma group is retired next
-  for (int kb = kb0; kb < kb1; ++kb, ++s) {
+  // Issues k-block kb (from stage s); after the first, retires the group before it and releases
+  // its stage. kb1 > kb0: every work item has at least one k-block.
+  const auto step = [&](int kb) {
     pipe.wait(s);
     const operand_descs d = stage_descs<T>(first, s.index());
     mma_k_block<T, N, H>(t, acc, d.a, d.b, kb > kb0);
     if constexpr (T::MUTANT == gemm_mutant::release_before_retire) {
       if (warp == 0) pipe.template release<retired>(s);  // the group reading s is still in flight
       t.template wgmma_wait_group<0>();
-      continue;
+      return;
     }
+    if (kb == kb0) return;
     // One group stays in flight; the one before it has finished reading its stage.
     t.template wgmma_wait_group<1>();
-    if (kb > kb0) {
-      if constexpr (T::MUTANT == gemm_mutant::release_own_cta_only) {
-        if (warp == 0 && t.lane() == 0) pipe.backend().template arrive<retired>(pipe.empty(read));
-      } else {
-        if (warp == 0) pipe.template release<retired>(read);
-      }
-      ++read;
+    if constexpr (T::MUTANT == gemm_mutant::release_own_cta_only) {
+      if (warp == 0 && t.lane() == 0) pipe.backend().template arrive<retired>(pipe.empty(read));
+    } else {
+      if (warp == 0) pipe.template release<retired>(read);
     }
-  }
+    ++read;
+  };
+  step(kb0);
+  ++s;
+  first_issued();
+  for (int kb = kb0 + 1; kb < kb1; ++kb, ++s) step(kb);
   issued();
   if constexpr (T::MUTANT == gemm_mutant::release_before_retire) return;
   t.template wgmma_wait_group<0>();
@@ -205,18 +211,19 @@ HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, floa
 // TMA store issued by the warp's lane 0. Warps share no buffer, so only __syncwarp orders them.
 // Swizzled, so the fragment stores are bank-conflict free; before refilling a buffer, lane 0
 // waits until its store issued two boxes ago has read it (bulk group, wait_group.read 1).
+// `put(dst, i)` writes the warpgroup fragment's elements i and i + 1 (adjacent columns) at dst:
+// from the accumulators, or from the bf16 words a deferred epilogue packed them into.
 HOPPER_EXEC_CHECK_OFF
-template <class T, class Tg>
-HOPPER_HD void store_rows(Tg& t, const float (&acc)[T::ACC], const typename Tg::tensor_map_type& tma_c,
-                          smem_of<Tg, uint8_t> epi, uint32_t& epi_count, int wg_thread, int row0, int n0, int M,
-                          int N) {
+template <class T, int C0 = 0, int C1 = T::EPI_CHUNKS, class Tg, class Put>
+HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& tma_c, smem_of<Tg, uint8_t> epi,
+                          uint32_t& epi_count, int wg_thread, int row0, int n0, int M, int N) {
   const int warp = wg_thread / 32, lane = wg_thread % 32;
   const int warp_row0 = row0 + warp * T::EPI_ROWS;
   if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
   const auto bufs = epi + warp * 2 * T::EPI_BYTES;
   const int r_lo = lane / 4;  // rows r_lo and r_lo + 8 of the warp's 16
   HOPPER_PRAGMA_UNROLL
-  for (int c = 0; c < T::EPI_CHUNKS; ++c) {
+  for (int c = C0; c < C1; ++c) {
     const int col0 = n0 + c * T::EPI_COLS;
     if (col0 >= N) break;  // uniform over the warpgroup
     const auto buf = bufs + (epi_count & 1u) * T::EPI_BYTES;
@@ -229,8 +236,8 @@ HOPPER_HD void store_rows(Tg& t, const float (&acc)[T::ACC], const typename Tg::
       const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
       const uint32_t o_lo = hopper::swizzle_offset(hopper::swizzle::b128, r_lo * 128 + col_bytes);
       const uint32_t o_hi = hopper::swizzle_offset(hopper::swizzle::b128, (r_lo + 8) * 128 + col_bytes);
-      store_pair<typename T::OutT, Tg>(buf + o_lo, acc[i], acc[i + 1]);
-      store_pair<typename T::OutT, Tg>(buf + o_hi, acc[i + 2], acc[i + 3]);
+      put(buf + o_lo, i);
+      put(buf + o_hi, i + 2);
     }
     // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
     if constexpr (T::MUTANT != gemm_mutant::no_proxy_fence) t.fence_proxy_async_shared_cta();
@@ -341,7 +348,11 @@ HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const type
 }
 
 // Cooperative consumer warpgroup w (0 or 1): rows [64w, 64w + 64) of each tile (BM = 128) or
-// columns [w BN/2, (w + 1) BN/2) (BM = 64); epilogue or fixup after each item.
+// columns [w BN/2, (w + 1) BN/2) (BM = 64); epilogue or fixup after each item. With bf16 output
+// half of the epilogue is deferred: the first half of a finished tile's chunks is stored at once,
+// the second half packed into bf16x2 words (a quarter of the accumulators' registers; deferring
+// more spills) and stored once the next item's first k-block is issued, so the tensor cores
+// restart sooner.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
 HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
@@ -359,11 +370,23 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
                                                    t.smem_addr(sm.b) + (!T::SPLIT_N ? 0
                                                                         : T::B_MN ? w * (T::WG_N / 64) * T::BOX_MN_BYTES
                                                                                   : w * T::WG_N * 128));
+  // Chunks [KEPT, EPI_CHUNKS) of the tile are stored deferred, as bf16x2 words.
+  constexpr int KEPT = sizeof(typename T::OutT) == 2 ? T::EPI_CHUNKS - (T::EPI_CHUNKS + 1) / 2 : T::EPI_CHUNKS;
+  constexpr int WORD0 = KEPT * T::EPI_COLS / 4;  // first deferred word: 2 columns per word, 8 per 4 accumulators
+  uint32_t packed[T::ACC / 2 - WORD0 > 0 ? T::ACC / 2 - WORD0 : 1];
+  int pending_row0 = -1, pending_col0 = 0;  // the deferred chunks' origin; -1: nothing pending
+  const auto store_pending = [&] {
+    if (pending_row0 < 0) return;
+    store_rows<T, KEPT>(
+        t, [&](smem_of<Tg, uint8_t> dst, int i) { dst.template as<uint32_t>().store(0, packed[i / 2 - WORD0]); }, tma_c,
+        epi, epi_count, wg_thread, pending_row0, pending_col0, p.M, p.N);
+    pending_row0 = -1;
+  };
   work_item item;
   for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
     int m0, n0;
     at.tile_origin(p.work.order, item.tile, m0, n0);
-    consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, first, [] {});
+    consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, first, store_pending, [] {});
     t.wgmma_fence_operand(acc[0]);
     const int row0 = m0 + (T::SPLIT_N ? 0 : w * T::WG_M);
     const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
@@ -372,8 +395,17 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
         !split_k_fixup<T::ACC, T::MUTANT>(t, acc[0], p, item.fixup * T::CLUSTER + at.rank, w, item.slot, item.slots,
                                           wg_thread, sm.last_flag + w))
       continue;
-    if (row0 < p.M) store_rows<T>(t, acc[0], tma_c, epi, epi_count, wg_thread, row0, col0, p.M, p.N);
+    if (row0 >= p.M) continue;
+    store_rows<T, 0, KEPT>(
+        t, [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[0][i], acc[0][i + 1]); },
+        tma_c, epi, epi_count, wg_thread, row0, col0, p.M, p.N);
+    if constexpr (KEPT < T::EPI_CHUNKS) {
+      HOPPER_PRAGMA_UNROLL
+      for (int i = 2 * WORD0; i < T::ACC; i += 2) packed[i / 2 - WORD0] = pack_bf16x2(acc[0][i], acc[0][i + 1]);
+      pending_row0 = row0, pending_col0 = col0;
+    }
   }
+  store_pending();
   // The last stores must have read shared memory before the CTA (and its memory) goes away.
   if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
 }
@@ -405,16 +437,22 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
     if (j > 0) t.bar_sync(ORDER + w, 256);
     // Once every k-block is issued the other warpgroup may start its unit while ours drains;
     // only when that unit exists, so that no arrival is left pending on the barrier at exit.
-    consume_k_blocks<T, T::BN, 2>(t, pipe, s, acc, 0, k_blocks, warp, first, [&] {
-      if (u + clusters < units) t.bar_arrive(ORDER + (1 - w), 256);
-    });
+    consume_k_blocks<T, T::BN, 2>(
+        t, pipe, s, acc, 0, k_blocks, warp, first, [] {},
+        [&] {
+          if (u + clusters < units) t.bar_arrive(ORDER + (1 - w), 256);
+        });
     t.wgmma_fence_operand(acc[0]);
     t.wgmma_fence_operand(acc[1]);
     s += uint32_t(k_blocks);  // the other warpgroup's next unit
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < 2; ++h) {
       const int row0 = m0 + h * T::WG_M;
-      if (row0 < p.M) store_rows<T>(t, acc[h], tma_c, epi, epi_count, wg_thread, row0, n0, p.M, p.N);
+      if (row0 < p.M)
+        store_rows<T>(
+            t,
+            [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[h][i], acc[h][i + 1]); },
+            tma_c, epi, epi_count, wg_thread, row0, n0, p.M, p.N);
     }
   }
   if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores

@@ -186,10 +186,11 @@ inline void validate(const config& c, const problem& p) {
 //    128 x 8192 x 8192 runs 64 tiles x 2 splits (375 TFLOP/s against 349 unsplit); 1024^3,
 //    3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x, 0.76x and 0.37x of the
 //    unsplit kernel there).
-// 4. A stream-K region where the last round is partial and long (below).
-// 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when there is no stream-K region and
-//    its wave efficiency (units over rounds x resident clusters) beats 128 x 256's by more than
-//    1 / 0.95; every named shape keeps the cooperative kernel.
+// 4. A stream-K region where the last round is partial and long (below), for what step 5 leaves
+//    cooperative.
+// 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when K <= 1024 with at least 8
+//    rounds of work, or when its wave efficiency (units over rounds x resident clusters) beats
+//    the cooperative tiles' by more than 1 / 0.95 (checked before step 4 in the code).
 // The rule assumes num_sms / cluster size resident clusters; the plan measures the real number
 // (cudaOccupancyMaxActiveClusters) and drops the stream-K tail where it no longer fits.
 inline config choose_config(const problem& p, int num_sms) {
@@ -221,6 +222,26 @@ inline config choose_config(const problem& p, int num_sms) {
   const int64_t k_blocks = ceil_div(p.K, c.bk);
   if (2 * units <= resident)
     while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
+  // 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup in turn, so that one warpgroup's
+  //    epilogue runs under the other's main loop) instead of the cooperative kernel where a tile
+  //    is short (K <= 1024: the epilogue is a large share of it) and there are at least 8
+  //    rounds of work, or where the cooperative tiles quantize much worse (wave efficiency below
+  //    0.95 of ping-pong's). Base clock (ncu), ping-pong against cooperative: 8192^2 x 1024
+  //    -5.7%, 3072^3 -4.6%, 4096 x 14336 x 4096 -3.2%, 16384^2 x 4096 -0.7%, 8192^3 and 6144^3
+  //    equal; fewer rounds lose (16384 x 512 x 4096 +3.2%). But ping-pong issues 15-18% more
+  //    instructions, and where the clock is set by power it loses the longer shapes: each launch
+  //    alone, 8192^3 0.961 against 1.02-1.04 of cuBLAS and 4096 x 14336 x 4096 0.946 against
+  //    1.02-1.03; sustained, 16384^3 0.917 against 1.00-1.02. So K > 1024 stays cooperative.
+  if (c.bm == 128 && c.bn >= 128 && c.splits == 1) {
+    const int64_t pp_units = cluster_tiles(128);
+    const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
+    if ((k_blocks <= 16 && pp_units >= 8 * resident) || 0.95 * efficiency(pp_units) > efficiency(units)) {
+      c.bn = 128;
+      c.stages = 6;
+      c.pingpong = true;
+      return c;
+    }
+  }
   // 4. Stream-K when the last round of whole tiles is partial and long enough to be worth
   //    sharing: it must save >= 24 k-blocks of every cluster's time ((1 - tail / clusters) x
   //    k-blocks), since every piece costs an fp32 partial out and back. A short last round joins
@@ -232,17 +253,6 @@ inline config choose_config(const problem& p, int num_sms) {
     const int64_t tail = units % resident;
     const double saved = (1.0 - double(tail) / double(resident)) * double(k_blocks);
     if (units >= resident && tail > 0 && saved >= 24.0) c.stream_k = true;
-  }
-  // 5. Ping-pong 128 x 128 tiles instead of cooperative 128 x 256 only where the last wave of the
-  //    big tiles leaves many SMs idle and stream-K does not fill it: measured 3-6% slower than
-  //    128 x 256 at equal wave efficiency (more operand bytes per flop).
-  if (c.bn == 256 && c.splits == 1 && !c.stream_k) {
-    const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
-    if (0.95 * efficiency(cluster_tiles(128)) > efficiency(units)) {
-      c.bn = 128;
-      c.stages = 6;
-      c.pingpong = true;
-    }
   }
   return c;
 }

@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -333,6 +334,16 @@ TEST(GemmEdges, SkinnyM1To128) {
 TEST(GemmEdges, ManyTilesPerCta) {  // more tiles than SMs: the persistent loop and the store overlap
   HOPPER_REQUIRE_SM90();
   check(make(1536, 1536, 256), dist::uniform, nullptr, false, 300);
+  // The cooperative kernels with several tiles per CTA: each tile's deferred epilogue half is
+  // stored under the next tile's first k-block, the last one after the loop; with edge tiles.
+  int salt = 301;
+  for (const config& c : {forced(256, 2, 1, 1), forced(128, 1, 1, 2), forced(128, 1, 1, 1)})
+    for (const auto& s : {std::array<int64_t, 3>{3000, 2000, 200}, std::array<int64_t, 3>{4096, 4096, 64}}) {
+      SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " bn " << c.bn << " cluster "
+                                        << c.cluster_m << " x " << c.cluster_n);
+      check(padded(make(s[0], s[1], s[2])), dist::normal, &c, true, salt++);
+      if (HasFatalFailure()) return;
+    }
 }
 
 TEST(GemmEdges, LeadingDimensionsLargerThanExtents) {

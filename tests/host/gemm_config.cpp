@@ -76,28 +76,32 @@ TEST(GemmValidate, NamesTheBadValue) {
 
 TEST(GemmConfig, RuleAndBudget) {
   const int sms = 132;
-  config c = choose_config(make(8192, 8192, 8192), sms);
+  config c = choose_config(make(4096, 4096, 4096), sms);  // 256 cluster tiles: under 8 ping-pong rounds
   EXPECT_EQ(c.bn, 256);
   EXPECT_EQ(c.stages, 4);
   EXPECT_EQ(c.cluster_m, 2);
+  EXPECT_FALSE(c.pingpong);
   c = choose_config(make(2048, 2048, 2048), sms);  // 128 tiles of 128 x 256: >= half the SMs
   EXPECT_EQ(c.bn, 256);
+  EXPECT_FALSE(c.pingpong);
   c = choose_config(make(128, 8192, 8192), sms);  // 32 tiles of 128 x 256: too few
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster_m, 1);  // a single M tile: nobody to share B with
   EXPECT_EQ(c.splits, 2);     // 64 tiles for 132 SMs, 128 k-blocks: two k-halves fill the machine
-  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{{8192, 8192, 8192},
-                                                               {4096, 4096, 4096},
-                                                               {2048, 2048, 2048},
-                                                               {16384, 16384, 4096},
-                                                               {8192, 8192, 1024},
-                                                               {4096, 14336, 4096}}) {
-    c = choose_config(make(m, n, k), sms);  // enough tiles: 128 x 256, no split
+  for (auto [m, n, k] :
+       std::vector<std::tuple<int, int, int>>{{8192, 8192, 8192}, {16384, 16384, 4096}, {4096, 14336, 4096}}) {
+    c = choose_config(make(m, n, k), sms);  // enough tiles, long K: cooperative 128 x 256, no split
     EXPECT_EQ(c.bn, 256) << m << "x" << n << "x" << k;
     EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
-    EXPECT_FALSE(c.pingpong) << m << "x" << n << "x" << k;  // same wave efficiency: cooperative wins
+    EXPECT_FALSE(c.pingpong) << m << "x" << n << "x" << k;
   }
+  c = choose_config(make(8192, 8192, 1024), sms);  // short tiles, 32 rounds: ping-pong hides the epilogue
+  EXPECT_TRUE(c.pingpong);
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.stages, 6);
+  EXPECT_EQ(c.cluster_m, 2);
+  EXPECT_FALSE(c.stream_k);
   c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 128 x 128, K too short to split
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.splits, 1);
@@ -156,15 +160,17 @@ TEST(GemmConfig, EveryInstanceFitsSharedMemory) {
 
 TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
   const int sms = 132;                                                 // 66 clusters of 2
-  EXPECT_TRUE(choose_config(make(8192, 8192, 8192), sms).stream_k);    // 34 of 66 in the last round, 128 k-blocks
-  EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);   // 38 of 66, 64 k-blocks
+  EXPECT_TRUE(choose_config(make(5120, 3072, 8192), sms).stream_k);    // 42 of 66 in the last round, 128 k-blocks
   EXPECT_FALSE(choose_config(make(4096, 4096, 4096), sms).stream_k);   // 58 of 66: saves 8 k-blocks
-  EXPECT_FALSE(choose_config(make(8192, 8192, 1024), sms).stream_k);   // 16 k-blocks
-  EXPECT_TRUE(choose_config(make(16384, 16384, 4096), sms).stream_k);  // a tail of 4: joins the round before
-  EXPECT_TRUE(choose_config(make(3072, 3072, 3072), sms).stream_k);    // 12 of 66 (+ 66), 48 k-blocks
   EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);   // one partial round only
   EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);    // split-K instead
-  EXPECT_FALSE(choose_config(make(3072, 3072, 1024), sms).stream_k);   // saves 13 k-blocks: ping-pong
+  EXPECT_TRUE(choose_config(make(8192, 8192, 8192), sms).stream_k);    // 34 of 66, 128 k-blocks
+  EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);   // 38 of 66, 64 k-blocks
+  EXPECT_TRUE(choose_config(make(16384, 16384, 4096), sms).stream_k);  // a tail of 4: joins the round before
+  // Ping-pong takes whole tiles: where it is chosen there is no stream-K tail.
+  for (auto [m, n, k] :
+       std::vector<std::tuple<int, int, int>>{{8192, 8192, 1024}, {3072, 3072, 3072}, {3072, 3072, 1024}})
+    EXPECT_FALSE(choose_config(make(m, n, k), sms).stream_k) << m << "x" << n << "x" << k;
 }
 
 TEST(GemmWorkSchedule, ShortLastRoundJoinsTheRoundBefore) {
@@ -349,23 +355,33 @@ TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
     }
 }
 
-TEST(GemmConfig, PingPongOnlyWhereBigTilesQuantizeBadly) {
+TEST(GemmConfig, PingPongWhereItHasManyRoundsOrBigTilesQuantizeBadly) {
   const int sms = 132;
   // 3072 x 3072 x 1024: 144 cluster tiles of 256 x 256 on 66 clusters (3 rounds, 73% busy)
-  // against 288 of 256 x 128 (5 rounds, 87% busy), and K too short for stream-K.
+  // against 288 of 256 x 128 (5 rounds, 87% busy).
   config c = choose_config(make(3072, 3072, 1024), sms);
   EXPECT_TRUE(c.pingpong);
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster_m, 2);
   EXPECT_EQ(c.splits, 1);
-  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{{3072, 3072, 3072},
+  // K <= 1024 with at least 8 x 66 cluster tiles of 256 x 128, or the same quantization gap.
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{{3072, 3072, 3072}, {16384, 16384, 1024}})
+    EXPECT_TRUE(choose_config(make(m, n, k), sms).pingpong) << m << "x" << n << "x" << k;
+  // Long K at equal quantization (slower where power sets the clock), few rounds (slower), split-K,
+  // narrow tiles, tiny problems.
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{{8192, 8192, 8192},
                                                                {6144, 6144, 6144},
-                                                               {12288, 12288, 12288},
                                                                {16384, 16384, 16384},
+                                                               {4096, 4096, 4096},
+                                                               {2048, 2048, 2048},
+                                                               {16384, 512, 4096},
+                                                               {512, 8192, 8192},
                                                                {1024, 1024, 1024},
                                                                {512, 512, 512},
                                                                {128, 8192, 8192},
+                                                               {16384, 64, 4096},
+                                                               {64, 16384, 4096},
                                                                {1, 8, 8}})
     EXPECT_FALSE(choose_config(make(m, n, k), sms).pingpong) << m << "x" << n << "x" << k;
 }
