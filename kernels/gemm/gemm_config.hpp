@@ -42,7 +42,7 @@ struct problem {
 // The kernel's compile-time shape, chosen per problem by choose_config().
 struct config {
   int bm = 128;           // 128: two consumer warpgroups of 64 rows each; 64: of BN / 2 columns each
-  int bn = 256;           // 256, 128 or 64: the n of wgmma.m64nNk16
+  int bn = 256;           // 256, 192, 128 or 64: the n of wgmma.m64nNk16
   int bk = 64;            // one 128-byte swizzle row of bf16
   int stages = 4;         // ring depth
   int cluster_m = 2;      // CTAs along M sharing (multicasting) the B tile
@@ -66,12 +66,14 @@ struct instance {
 // barrier it arrives on. In a 2 x 2 cluster the diagonal CTA writes nothing into a CTA, so a
 // release to all four is not ordered that way (docs/gemm.md, "No 2 x 2 clusters", has the model's
 // report), and releasing only to the row and column would need per-CTA release masks in
-// hopper::pipeline. 2 x 2 was also slower (docs/gemm.md: only 30 clusters of 4 fit).
+// hopper::pipeline. 2 x 2 was also slower (docs/gemm.md: only 30 clusters of 4 fit). 128 x 192
+// tiles come in clusters of 1 x 1 and 1 x 2 only: an MN-major B tile is three 64-wide boxes,
+// which do not split over a cluster column of 2.
 inline constexpr instance instances[] = {
-    {128, 256, 4, 1, 1, false}, {128, 256, 4, 2, 1, false}, {128, 256, 4, 1, 2, false}, {128, 128, 6, 1, 1, false},
-    {128, 128, 6, 2, 1, false}, {128, 128, 6, 1, 2, false}, {128, 128, 6, 1, 1, true},  {128, 128, 6, 2, 1, true},
-    {128, 128, 6, 1, 2, true},  {128, 64, 8, 1, 1, false},  {128, 64, 8, 1, 2, false},  {64, 128, 8, 1, 1, false},
-    {64, 128, 8, 2, 1, false},
+    {128, 256, 4, 1, 1, false}, {128, 256, 4, 2, 1, false}, {128, 256, 4, 1, 2, false}, {128, 192, 4, 1, 1, false},
+    {128, 192, 4, 1, 2, false}, {128, 128, 6, 1, 1, false}, {128, 128, 6, 2, 1, false}, {128, 128, 6, 1, 2, false},
+    {128, 128, 6, 1, 1, true},  {128, 128, 6, 2, 1, true},  {128, 128, 6, 1, 2, true},  {128, 64, 8, 1, 1, false},
+    {128, 64, 8, 1, 2, false},  {64, 128, 8, 1, 1, false},  {64, 128, 8, 2, 1, false},
 };
 inline bool matches(const config& c, const instance& i) {
   return c.bm == i.bm && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
@@ -217,11 +219,22 @@ inline config choose_config(const problem& p, int num_sms) {
   const auto cluster_tiles = [&](int bn) {
     return ceil_div(ceil_div(p.M, c.bm), c.cluster_m) * ceil_div(ceil_div(p.N, bn), c.cluster_n);
   };
-  const int64_t units = cluster_tiles(c.bn);
+  int64_t units = cluster_tiles(c.bn);
   const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
   const int64_t k_blocks = ceil_div(p.K, c.bk);
   if (2 * units <= resident)
     while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
+  const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
+  // 128 x 192 tiles in clusters of 1 x 2 (A multicast) where 128 x 256 tiles quantize much worse
+  // (wave efficiency below 0.95 of theirs): 3072^3 has 144 cluster tiles of 256 x 256 on 66
+  // clusters (73% busy) against 192 of 128 x 384 (97%). Same cluster size, so the same clusters.
+  if (c.bn == 256 && c.splits == 1 && c.cluster_size() == 2 && ceil_div(p.N, 192) >= 2) {
+    const int64_t units_192 = ceil_div(p.M, c.bm) * ceil_div(ceil_div(p.N, 192), 2);
+    if (0.95 * efficiency(units_192) > efficiency(units)) {
+      c.bn = 192, c.stages = 4, c.cluster_m = 1, c.cluster_n = 2;
+      units = units_192;
+    }
+  }
   // 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup in turn, so that one warpgroup's
   //    epilogue runs under the other's main loop) instead of the cooperative kernel where a tile
   //    is short (K <= 1024: the epilogue is a large share of it) and there are at least 8
@@ -233,8 +246,7 @@ inline config choose_config(const problem& p, int num_sms) {
   //    alone, 8192^3 0.961 against 1.02-1.04 of cuBLAS and 4096 x 14336 x 4096 0.946 against
   //    1.02-1.03; sustained, 16384^3 0.917 against 1.00-1.02. So K > 1024 stays cooperative.
   if (c.bm == 128 && c.bn >= 128 && c.splits == 1) {
-    const int64_t pp_units = cluster_tiles(128);
-    const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
+    const int64_t pp_units = ceil_div(ceil_div(p.M, c.bm), c.cluster_m) * ceil_div(ceil_div(p.N, 128), c.cluster_n);
     if ((k_blocks <= 16 && pp_units >= 8 * resident) || 0.95 * efficiency(pp_units) > efficiency(units)) {
       c.bn = 128;
       c.stages = 6;

@@ -92,7 +92,8 @@ struct kernel_traits {
   static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, last_flag) + sizeof(shared_storage::last_flag));
 
   static_assert(BM == 128 || BM == 64, "BM is 128 (a warpgroup per 64 rows) or 64 (a warpgroup per BN / 2 columns)");
-  static_assert(WG_N == 64 || WG_N == 128 || WG_N == 256, "a warpgroup's n of wgmma.m64nNk16: 64, 128 or 256");
+  static_assert(WG_N == 64 || WG_N == 128 || WG_N == 192 || WG_N == 256,
+                "a warpgroup's n of wgmma.m64nNk16: 64, 128, 192 or 256");
   static_assert(BM == 128 || !PINGPONG, "ping-pong tiles are 128 rows");
   static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
                 "clusters of 1 x 1, 2 x 1 or 1 x 2 CTAs: every CTA writes into every CTA of its cluster, "

@@ -180,7 +180,7 @@ problem make(int64_t M, int64_t N, int64_t K, major a = major::k, major b = majo
 config forced(int bn, int cluster_m, int splits = 1, int cluster_n = 1) {
   config c;
   c.bn = bn;
-  c.stages = bn == 256 ? 4 : bn == 128 ? 6 : 8;
+  c.stages = bn >= 192 ? 4 : bn == 128 ? 6 : 8;
   c.cluster_m = cluster_m;
   c.cluster_n = cluster_n;
   c.splits = splits;
@@ -279,7 +279,7 @@ TEST(GemmSingleTile, OneKBlock128x64NoCluster) {
 
 TEST(GemmSingleTile, ClusterRowAMulticast) {  // two CTAs side by side along N share A
   HOPPER_REQUIRE_SM90();
-  for (int bn : {64, 128, 256}) {
+  for (int bn : {64, 128, 192, 256}) {
     config c = forced(bn, 1, 1, 2);
     SCOPED_TRACE(bn);
     check(make(128, 2 * bn, 64 * 9), dist::normal, &c, false, 6 + bn);
@@ -299,6 +299,17 @@ TEST(GemmEdges, OddShapesEveryConfig) {
         config c = forced(bn, cl[0], 1, cl[1]);
         SCOPED_TRACE(::testing::Message()
                      << s[0] << "x" << s[1] << "x" << s[2] << " bn " << bn << " cluster " << cl[0] << " x " << cl[1]);
+        check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
+        ++salt;
+        if (HasFatalFailure()) return;
+      }
+  for (int cn : {1, 2})  // 128 x 192 tiles: clusters along N only; with 2 splits as well
+    for (int splits : {1, 2})
+      for (const auto& s : shapes) {
+        config c = forced(192, 1, splits, cn);
+        SCOPED_TRACE(::testing::Message()
+                     << s[0] << "x" << s[1] << "x" << s[2] << " bn 192 cluster 1 x " << cn << " splits " << splits);
+        if (splits > (s[2] + 63) / 64) continue;
         check(padded(make(s[0], s[1], s[2])), salt % 2 ? dist::normal : dist::uniform, &c, false, salt);
         ++salt;
         if (HasFatalFailure()) return;
@@ -545,6 +556,21 @@ TEST(GemmLayouts, EveryMajorCombination) {
         check(make(264, 320, 200, a, b), dist::normal, &c, false, salt++);
         if (HasFatalFailure()) return;
       }
+}
+
+TEST(GemmLayouts, EveryMajorCombination192) {  // 128 x 192 tiles: clusters along N only
+  HOPPER_REQUIRE_SM90();
+  int salt = 540;
+  for (major a : {major::k, major::mn})
+    for (major b : {major::k, major::mn})
+      for (int cn : {1, 2})
+        for (const auto& s : {std::array<int64_t, 3>{264, 520, 200}, std::array<int64_t, 3>{1000, 1160, 136}}) {
+          config c = forced(192, 1, 1, cn);
+          SCOPED_TRACE(::testing::Message() << "A " << name(a) << " B " << name(b) << " cluster 1 x " << cn << " "
+                                            << s[0] << "x" << s[1] << "x" << s[2]);
+          check(padded(make(s[0], s[1], s[2], a, b)), dist::normal, &c, false, salt++);
+          if (HasFatalFailure()) return;
+        }
 }
 
 TEST(GemmLayouts, EveryMajorCombination64) {
