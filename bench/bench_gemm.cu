@@ -93,7 +93,8 @@ std::map<std::string, double> g_named_ratio, g_named_burst;  // the seven named 
 std::string config_name(const hopper::gemm::config& c) {
   return (c.bm != 128 ? "bm" + std::to_string(c.bm) + "_" : std::string()) + "bn" + std::to_string(c.bn) + "_c" +
          std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" + std::to_string(c.splits) +
-         (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "");
+         (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "") +
+         (c.group_m != hopper::gemm::config{}.group_m ? "_g" + std::to_string(c.group_m) : "");
 }
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
@@ -305,6 +306,17 @@ void register_all() {
         }
     }
   }
+  // HOPPER_GEMM_GROUP=1: the rule's choice on the named shapes with every tile-order group height
+  // (cluster-rows swept column by column before moving on: what the clusters running at one time
+  // share in L2).
+  if (const char* e = std::getenv("HOPPER_GEMM_GROUP"); e && e[0] == '1')
+    for (const shape& s : shapes)
+      if (s.named)
+        for (int g : {1, 2, 4, 16, 32}) {
+          hopper::gemm::config c = rule_for(s);
+          c.group_m = g;
+          add("gemm_group/" + shape_name(s) + "/" + config_name(c), s, c);
+        }
   add("gemm/8192x8192x8192_uniform", {8192, 8192, 8192, false}, std::nullopt, false);
 }
 
