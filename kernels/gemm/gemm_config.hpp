@@ -246,7 +246,7 @@ inline config choose_config(const problem& p, int num_sms) {
   //    alone, 8192^3 0.961 against 1.02-1.04 of cuBLAS and 4096 x 14336 x 4096 0.946 against
   //    1.02-1.03; sustained, 16384^3 0.917 against 1.00-1.02. So K > 1024 stays cooperative.
   if (c.bm == 128 && c.bn >= 128 && c.splits == 1) {
-    const int64_t pp_units = ceil_div(ceil_div(p.M, c.bm), c.cluster_m) * ceil_div(ceil_div(p.N, 128), c.cluster_n);
+    const int64_t pp_units = cluster_tiles(128);
     if ((k_blocks <= 16 && pp_units >= 8 * resident) || 0.95 * efficiency(pp_units) > efficiency(units)) {
       c.bn = 128;
       c.stages = 6;

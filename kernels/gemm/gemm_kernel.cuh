@@ -29,11 +29,11 @@ __global__ void __launch_bounds__(384, 1)
   // at compile time: nothing is aligned at run time, and the stage descriptors are constants.
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   auto& st = *reinterpret_cast<typename T::shared_storage*>(smem_raw);
-  if (threadIdx.x == 0 && ptx::smem_addr(smem_raw) % 1024u != 0) {
-    printf("hopper::gemm: dynamic shared memory at 0x%x is not 1024-byte aligned\n", ptx::smem_addr(smem_raw));
+  target t;
+  if (const uint32_t base = t.smem_addr(smem<uint8_t>(smem_raw)); t.thread() == 0 && base % 1024u != 0) {
+    printf("hopper::gemm: dynamic shared memory at 0x%x is not 1024-byte aligned\n", base);
     __trap();
   }
-  target t;
   const body_smem<T, target> sm{smem<uint8_t>(st.a[0]), smem<uint8_t>(st.b[0]), smem<uint8_t>(st.epi[0]), st.ring,
                                 smem<int>(st.last_flag)};
   gemm_body<T>(t, sm, tma_a, tma_b, tma_c, p);
