@@ -185,9 +185,11 @@ inline void validate(const config& c, const problem& p) {
 //    that every split keeps >= 32 k-blocks: the fixup (an fp32 partial written, a fence, a count,
 //    the partials read back by the last split) costs several microseconds per tile, which only a
 //    long main loop hides. Splits: the most (<= 4) whose work units still fit in one wave. So
-//    128 x 8192 x 8192 runs 64 tiles x 2 splits (375 TFLOP/s against 349 unsplit); 1024^3,
-//    3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x, 0.76x and 0.37x of the
-//    unsplit kernel there).
+//    128 x 8192 x 8192 would run 64 tiles x 2 splits (375 TFLOP/s against 349 unsplit; step 3b
+//    does better); 1024^3, 3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x,
+//    0.76x and 0.37x of the unsplit kernel there).
+// 3b. Pairs of half tiles (64 x 128 in clusters of 2 x 1, or 128 x 64 in 1 x 2) on 128 x 128
+//    tiles, instead of one halving of K or where the tiles leave half the machine idle.
 // 4. A stream-K region where the last round is partial and long (below), for what step 5 leaves
 //    cooperative.
 // 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when K <= 1024 with at least 8
@@ -224,6 +226,28 @@ inline config choose_config(const problem& p, int num_sms) {
   const int64_t k_blocks = ceil_div(p.K, c.bk);
   if (2 * units <= resident)
     while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
+  // 3b. Pairs of half tiles: a 128 x 128 tile computed by two CTAs of a cluster, 64 x 128 each
+  //     in a cluster of 2 x 1 (the pair multicasts B), or 128 x 64 each in 1 x 2 (A) where N is
+  //     a single 128-wide tile. Twice the CTAs on the same tiles, reading the same bytes. Taken
+  //     instead of one halving of K (splits even: half as many k-ranges meet in the fixup, none
+  //     for 2), or where the tiles leave more than half of the clusters idle and K is too short to
+  //     split. One launch under ncu at the unlocked clock (about 1.8 GHz in both), 128 x 128 with
+  //     splits / paired: 128 x 8192 x 8192 42.4 / 38.5 us (cuBLAS 37.3-37.7), 8192 x 128 x 8192
+  //     42.1 / 38.8, 128 x 4096 x 8192 (4 splits / 2) 27.7 / 24.6; 1024^3 (no split) 10.4 / 8.8.
+  //     At the base clock 1024^3 13.2 / 11.3 and 128 x 4096 x 8192 30.1 / 29.3, but the two long
+  //     2-split shapes are slower paired (44.7 / 46.2 and 44.5 / 46.6 us): they are DRAM-bound and
+  //     run at 1980 MHz, far from the power limit, so the rule follows the unlocked clock there
+  //     (sustained, 128 x 8192 x 8192 went from 0.87 to 0.98 of cuBLAS, 8192 x 128 x 8192 from
+  //     0.90 to 0.98).
+  if (c.bm == 128 && c.bn == 128 && (c.splits % 2 == 0 || (c.splits == 1 && 2 * units <= resident))) {
+    if (ceil_div(p.N, 128) == 1 && tiles_m > 1)
+      c.bn = 64, c.cluster_m = 1, c.cluster_n = 2;
+    else
+      c.bm = 64, c.cluster_m = 2, c.cluster_n = 1;
+    c.stages = 8;
+    if (c.splits > 1) c.splits /= 2;
+    return c;
+  }
   const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
   // 128 x 192 tiles in clusters of 1 x 2 (A multicast) where 128 x 256 tiles quantize much worse
   // (wave efficiency below 0.95 of theirs): 3072^3 has 144 cluster tiles of 256 x 256 on 66

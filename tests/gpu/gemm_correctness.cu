@@ -496,7 +496,7 @@ TEST(GemmSplitK, MoreUnitsThanClustersAndLayouts) {  // persistent loop over spl
   check(make(256, 1000, 1536, major::k, major::mn), dist::uniform, &c, false, 955);
 }
 
-TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks split-K here
+TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks pairs of half tiles here, with 2 splits at K = 8192
   HOPPER_REQUIRE_SM90();
   check(make(1024, 1024, 1024), dist::normal, nullptr, true, 960);
   check(make(128, 4096, 8192), dist::uniform, nullptr, true, 961);
@@ -618,9 +618,15 @@ TEST(GemmVsCublas, Square4096Uniform) {
   check(make(4096, 4096, 4096), dist::uniform, nullptr, true, 801);
 }
 
-TEST(GemmVsCublas, Skinny128x8192x8192) {
+TEST(GemmVsCublas, Skinny128x8192x8192) {  // the rule pairs 64 x 128 tiles (B multicast) here
   HOPPER_REQUIRE_SM90();
   check(make(128, 8192, 8192), dist::normal, nullptr, true, 802);
+}
+
+TEST(GemmVsCublas, Narrow8192x128x8192) {  // the rule pairs 128 x 64 tiles (A multicast) here
+  HOPPER_REQUIRE_SM90();
+  check(make(8192, 128, 8192), dist::normal, nullptr, true, 805);
+  check(make(8192, 120, 4096, major::mn, major::mn), dist::uniform, nullptr, true, 806);
 }
 
 TEST(GemmVsCublas, RowMajorBAndOddEdges) {

@@ -84,11 +84,11 @@ TEST(GemmConfig, RuleAndBudget) {
   c = choose_config(make(2048, 2048, 2048), sms);  // 128 tiles of 128 x 256: >= half the SMs
   EXPECT_EQ(c.bn, 256);
   EXPECT_FALSE(c.pingpong);
-  c = choose_config(make(128, 8192, 8192), sms);  // 32 tiles of 128 x 256: too few
+  c = choose_config(make(256, 8192, 8192), sms);  // 64 tiles of 128 x 256: too few
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.stages, 6);
-  EXPECT_EQ(c.cluster_m, 1);  // a single M tile: nobody to share B with
-  EXPECT_EQ(c.splits, 2);     // 64 tiles for 132 SMs, 128 k-blocks: two k-halves fill the machine
+  EXPECT_EQ(c.cluster_m, 2);  // two M tiles share B
+  EXPECT_EQ(c.splits, 1);     // 64 cluster tiles on 66 clusters
   for (auto [m, n, k] :
        std::vector<std::tuple<int, int, int>>{{8192, 8192, 8192}, {16384, 16384, 4096}, {4096, 14336, 4096}}) {
     c = choose_config(make(m, n, k), sms);  // enough tiles, long K: cooperative 128 x 256, no split
@@ -102,8 +102,10 @@ TEST(GemmConfig, RuleAndBudget) {
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.cluster_m, 2);
   EXPECT_FALSE(c.stream_k);
-  c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 128 x 128, K too short to split
+  c = choose_config(make(1024, 1024, 1024), sms);  // 32 cluster tiles of 256 x 128, K too short to split:
+  EXPECT_EQ(c.bm, 64);                             // 64 pairs of 64 x 128 tiles instead
   EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.cluster_m, 2);
   EXPECT_EQ(c.splits, 1);
   c = choose_config(make(256, 512, 56), sms);  // one k-block: nothing to split
   EXPECT_EQ(c.splits, 1);
@@ -119,14 +121,17 @@ TEST(GemmConfig, RuleOnlyPicksInstantiatedKernels) {
           const config c = choose_config(make(m, n, k), sms);
           EXPECT_TRUE(instantiated(c)) << m << "x" << n << "x" << k << " on " << sms << " SMs: bn " << c.bn
                                        << ", cluster " << c.cluster_m << " x " << c.cluster_n;
-          EXPECT_LE(c.cluster_m, std::max<int64_t>(1, (m + 127) / 128)) << "a cluster row of CTAs without rows";
+          EXPECT_LE(c.cluster_m, std::max<int64_t>(1, (m + c.bm - 1) / c.bm)) << "a cluster row of CTAs without rows";
+          EXPECT_LE(c.cluster_n, std::max<int64_t>(1, (n + c.bn - 1) / c.bn))
+              << "a cluster column of CTAs without columns";
           EXPECT_GE(c.splits, 1);
           EXPECT_LE(c.splits, 4);
         }
 }
 
 // A narrow problem never gets a tile wider than itself where a narrower instance exists: M <= 64
-// takes 64-row tiles, N <= 64 64-column tiles, N <= 128 128-column tiles, whatever the other sides.
+// takes 64-row tiles, N <= 64 64-column tiles, N <= 128 tiles of at most 128 columns, whatever the
+// other sides.
 TEST(GemmConfig, NarrowProblemsTakeTheNarrowerTile) {
   const int sms = 132;
   for (int64_t big : {4096, 8192, 16384})
@@ -139,10 +144,12 @@ TEST(GemmConfig, NarrowProblemsTakeTheNarrowerTile) {
         EXPECT_LE(wide_n.bn, std::max<int64_t>(64, narrow)) << "M = " << big << ", N = " << narrow << ", K = " << k;
         EXPECT_LE(int64_t(wide_m.cluster_m) * wide_m.bm, std::max<int64_t>(wide_m.bm, narrow))
             << "a cluster along M wider than M = " << narrow;
+        EXPECT_LE(int64_t(wide_n.cluster_n) * wide_n.bn, std::max<int64_t>(wide_n.bn, narrow))
+            << "a cluster along N wider than N = " << narrow;
       }
       EXPECT_EQ(choose_config(make(64, big, k), sms).bm, 64);
       EXPECT_EQ(choose_config(make(big, 64, k), sms).bn, 64);
-      EXPECT_EQ(choose_config(make(big, 128, k), sms).bn, 128);
+      EXPECT_LE(choose_config(make(big, 128, k), sms).bn, 128);
     }
 }
 
@@ -181,7 +188,7 @@ TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
   const int sms = 132;                                                 // 66 clusters of 2
   EXPECT_FALSE(choose_config(make(4096, 4096, 4096), sms).stream_k);   // 58 of 66: saves 8 k-blocks
   EXPECT_FALSE(choose_config(make(2048, 2048, 2048), sms).stream_k);   // one partial round only
-  EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);    // split-K instead
+  EXPECT_FALSE(choose_config(make(128, 8192, 8192), sms).stream_k);    // one round of pairs
   EXPECT_TRUE(choose_config(make(8192, 8192, 8192), sms).stream_k);    // 34 of 66, 128 k-blocks
   EXPECT_TRUE(choose_config(make(4096, 14336, 4096), sms).stream_k);   // 38 of 66, 64 k-blocks
   EXPECT_TRUE(choose_config(make(16384, 16384, 4096), sms).stream_k);  // a tail of 4: joins the round before
@@ -372,6 +379,51 @@ TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
     }
 }
 
+// Two CTAs of a cluster on one 128 x 128 tile (64 x 128 each, sharing B by multicast; 128 x 64
+// each sharing A where N is one tile): instead of one halving of K (fewer k-ranges to meet in the
+// fixup), or where K is too short to split and the tiles leave more than half the clusters idle.
+TEST(GemmConfig, PairsOfHalfTilesInsteadOfOneHalvingOfKOrIdleClusters) {
+  const int sms = 132;
+  // 128 x 8192 x 8192: 64 tiles of 128 x 128 would take 2 splits; 64 clusters of two 64 x 128
+  // tiles take none.
+  // Where K is too short to split and the tiles leave most clusters idle, the pairs double the
+  // CTAs: 1024^3, 128 x 8192 x 2048.
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
+           {128, 8192, 8192}, {100, 8192, 8192}, {128, 8192, 4096}, {1024, 1024, 1024}, {128, 8192, 2048}}) {
+    const config c = choose_config(make(m, n, k), sms);
+    EXPECT_EQ(c.bm, 64) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.bn, 128) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.stages, 8) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.cluster_m, 2) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.cluster_n, 1) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.splits, 1) << m << "x" << n << "x" << k;
+    EXPECT_TRUE(instantiated(c)) << m << "x" << n << "x" << k;
+  }
+  // 128 x 4096 x 8192: 4 splits become 2 of 32 pairs.
+  config c = choose_config(make(128, 4096, 8192), sms);
+  EXPECT_EQ(c.bm, 64);
+  EXPECT_EQ(c.cluster_m, 2);
+  EXPECT_EQ(c.splits, 2);
+  // The same along N: 8192 x 128 x 8192 runs 64 clusters of two 128 x 64 tiles (A multicast).
+  c = choose_config(make(8192, 128, 8192), sms);
+  EXPECT_EQ(c.bm, 128);
+  EXPECT_EQ(c.bn, 64);
+  EXPECT_EQ(c.stages, 8);
+  EXPECT_EQ(c.cluster_m, 1);
+  EXPECT_EQ(c.cluster_n, 2);
+  EXPECT_EQ(c.splits, 1);
+  EXPECT_TRUE(instantiated(c));
+  // Enough tiles for the machine: no pairs. An odd split count stays.
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
+           {128, 16384, 4096}, {16384, 128, 4096}, {256, 8192, 8192}, {8192, 256, 8192}, {2048, 2048, 2048}}) {
+    const config d = choose_config(make(m, n, k), sms);
+    EXPECT_FALSE(d.bm == 64 || d.bn == 64) << m << "x" << n << "x" << k;
+  }
+  c = choose_config(make(128, 5120, 8192), sms);
+  EXPECT_EQ(c.bm, 128);
+  EXPECT_EQ(c.splits, 3);
+}
+
 TEST(GemmConfig, PingPongWhereItHasManyRoundsOrBigTilesQuantizeBadly) {
   const int sms = 132;
   // 1792 x 3584 x 1024: 98 cluster tiles of 256 x 256 on 66 clusters (2 rounds, 74% busy)
@@ -404,9 +456,10 @@ TEST(GemmConfig, PingPongWhereItHasManyRoundsOrBigTilesQuantizeBadly) {
 
 TEST(GemmConfig, SplitKOnlyForFewTilesWithLongK) {
   const int sms = 132;
-  EXPECT_EQ(choose_config(make(128, 4096, 8192), sms).splits, 4);  // 32 tiles, 128 k-blocks
   EXPECT_EQ(choose_config(make(128, 8192, 2048), sms).splits, 1);  // 32 k-blocks: too short to split
-  EXPECT_EQ(choose_config(make(128, 8192, 4096), sms).splits, 2);
+  const config c = choose_config(make(128, 5120, 8192), sms);      // 40 tiles: 3 splits fit in one wave, 4 do not
+  EXPECT_EQ(c.bm, 128);
+  EXPECT_EQ(c.splits, 3);
   EXPECT_EQ(choose_config(make(512, 512, 512), sms).splits, 1);
   EXPECT_EQ(choose_config(make(3072, 3072, 3072), sms).splits, 1);  // 3 waves already
   EXPECT_EQ(choose_config(make(8192, 8192, 1024), sms).splits, 1);
