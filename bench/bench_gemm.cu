@@ -175,6 +175,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   state.counters["ours_ms_max"] = so.max_ms;
   state.counters["cublas_ms_min"] = sc.min_ms;
   state.counters["cublas_ms_max"] = sc.max_ms;
+  state.counters["tile_m"] = plans[0]->cfg().bm;
   state.counters["tile_n"] = plans[0]->cfg().bn;
   state.counters["cluster_m"] = plans[0]->cfg().cluster_m;
   state.counters["cluster_n"] = plans[0]->cfg().cluster_n;
