@@ -424,6 +424,25 @@ TEST(GemmConfig, PairsOfHalfTilesInsteadOfOneHalvingOfKOrIdleClusters) {
   EXPECT_EQ(c.splits, 3);
 }
 
+// Where 128 x 128 tiles cover N in two and M in more, the cluster pairs them along N: one cluster
+// spans N and reads each A tile once. With two M tiles, or 256-wide tiles, the pair stays along M.
+TEST(GemmConfig, ClusterAlongNWhereTwoTilesCoverN) {
+  const int sms = 132;
+  config c = choose_config(make(8192, 256, 8192), sms);
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.cluster_m, 1);
+  EXPECT_EQ(c.cluster_n, 2);
+  EXPECT_TRUE(instantiated(c));
+  c = choose_config(make(8192, 200, 8192), sms);
+  EXPECT_EQ(c.cluster_n, 2);
+  for (auto [m, n, k] : std::vector<std::tuple<int, int, int>>{
+           {256, 8192, 8192}, {256, 256, 4096}, {16384, 256, 4096}, {8192, 512, 8192}}) {
+    c = choose_config(make(m, n, k), sms);
+    EXPECT_EQ(c.cluster_n, 1) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.cluster_m, 2) << m << "x" << n << "x" << k;
+  }
+}
+
 TEST(GemmConfig, PingPongWhereItHasManyRoundsOrBigTilesQuantizeBadly) {
   const int sms = 132;
   // 1792 x 3584 x 1024: 98 cluster tiles of 256 x 256 on 66 clusters (2 rounds, 74% busy)
