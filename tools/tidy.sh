@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs clang-tidy (14, Debian 12's) with the repository's .clang-tidy on the plain C++ host
-# sources, tests/host/*.cpp, and the headers of this repository they include. Leaves out the
-# GEMM's tests (tests/host/gemm_*.cpp): the GEMM is being rewritten. Fails on any finding.
+# sources, tests/host/*.cpp, and the headers of this repository they include. Fails on any
+# finding.
 #
-#   tools/tidy.sh [FILE...]     default: every tests/host/*.cpp but the GEMM's
+#   tools/tidy.sh [FILE...]     default: every tests/host/*.cpp
 #
 # The compile commands come from a configure-only build directory, build/tidy (HOPPER_TIDY_DIR):
 # the host sources need nothing generated, so nothing is built. HOPPER_JOBS files run at once.
@@ -21,7 +21,7 @@ cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPO
 if [ $# -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(ls tests/host/*.cpp | grep -v '/gemm_')
+  mapfile -t files < <(ls tests/host/*.cpp)
 fi
 # Only sources the build compiles (a host test that needs CUDA is left out without it).
 compiled=()

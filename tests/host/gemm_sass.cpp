@@ -72,7 +72,8 @@ double instructions_per_k_block(const std::string& text, size_t steps) {
     const size_t len = i - first + 1;
     if (hgmma >= steps && (best_len == 0 || len < best_len)) {
       best_len = len;
-      best = double(len) / double(hgmma / steps);
+      const size_t k_blocks = hgmma / steps;  // whole k-blocks the (possibly unrolled) loop holds
+      best = double(len) / double(k_blocks);
     }
   }
   return best;
