@@ -219,9 +219,8 @@ inline config choose_config(const problem& p, int num_sms) {
     c.cluster_m = 1;  // 128 x 64 tiles come in clusters of 1 x 1 or 1 x 2 only
   }
   // 128 x 128 tiles where N spans exactly two of them (and M more than two): the pair goes along N
-  //    (A multicast), so that a cluster covers all of N and each A tile is read once. 8192 x 256 x
-  //    8192, one launch under ncu, 2 x 1 / 1 x 2: 53.6 / 47.7 us at the unlocked clock, 69.4 /
-  //    66.9 at the base clock; sustained 0.929 / 1.007 of cuBLAS.
+  // (A multicast), so that a cluster covers all of N and each A tile is read once. 8192 x 256 x
+  // 8192, one launch, 2 x 1 / 1 x 2: 69.4 / 66.9 us at the base clock (docs/gemm.md, step 3).
   if (c.bm == 128 && c.bn == 128 && ceil_div(p.N, 128) == 2 && tiles_m > 2) c.cluster_m = 1, c.cluster_n = 2;
   // Cluster tiles of (cluster_m x 128) x (cluster_n x bn).
   const auto cluster_tiles = [&](int bn) {
@@ -237,14 +236,9 @@ inline config choose_config(const problem& p, int num_sms) {
   //     a single 128-wide tile. Twice the CTAs on the same tiles, reading the same bytes. Taken
   //     instead of one halving of K (splits even: half as many k-ranges meet in the fixup, none
   //     for 2), or where the tiles leave more than half of the clusters idle and K is too short to
-  //     split. One launch under ncu at the unlocked clock (about 1.8 GHz in both), 128 x 128 with
-  //     splits / paired: 128 x 8192 x 8192 42.4 / 38.5 us (cuBLAS 37.3-37.7), 8192 x 128 x 8192
-  //     42.1 / 38.8, 128 x 4096 x 8192 (4 splits / 2) 27.7 / 24.6; 1024^3 (no split) 10.4 / 8.8.
-  //     At the base clock 1024^3 13.2 / 11.3 and 128 x 4096 x 8192 30.1 / 29.3, but the two long
-  //     2-split shapes are slower paired (44.7 / 46.2 and 44.5 / 46.6 us): they are DRAM-bound and
-  //     run at 1980 MHz, far from the power limit, so the rule follows the unlocked clock there
-  //     (sustained, 128 x 8192 x 8192 went from 0.87 to 0.98 of cuBLAS, 8192 x 128 x 8192 from
-  //     0.90 to 0.98).
+  //     split. 128 x 8192 x 8192, one launch: 42.4 us with 2 splits, 38.5 paired (cuBLAS 37.3);
+  //     1024^3 10.4 / 8.8. The DRAM-bound 2-split shapes are slower paired at the base clock; they
+  //     run at 1980 MHz, so the rule follows the unlocked clock there (docs/gemm.md, step 4b).
   if (c.bm == 128 && c.bn == 128 && (c.splits % 2 == 0 || (c.splits == 1 && 2 * units <= resident))) {
     if (ceil_div(p.N, 128) == 1 && tiles_m > 1)
       c.bn = 64, c.cluster_m = 1, c.cluster_n = 2;
