@@ -84,13 +84,13 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
   const size_t src_tiles = (mc ? size_t(c.clusters) : size_t(ctas)) * c.tiles;
   const size_t dst_tiles = size_t(ctas) * c.tiles;
 
-  hm::buffer& src = w.make_global("src", src_tiles * c.stage_bytes, 16);
+  hm::buffer& src = w.make_global("src", src_tiles * c.stage_bytes);
   for (size_t t = 0; t < src_tiles; ++t)
     for (size_t i = 0; i < words; ++i) {
       const uint32_t v = word_of(t, i);
       std::memcpy(src.host_data() + (t * words + i) * 4, &v, 4);
     }
-  hm::buffer& dst = w.make_global("dst", dst_tiles * c.stage_bytes, 16);
+  hm::buffer& dst = w.make_global("dst", dst_tiles * c.stage_bytes);
   std::memset(dst.host_data(), 0xA5, dst.bytes());
 
   const hopper::pipeline_params p{c.consumer_warps(), c.cluster, mc};
@@ -99,7 +99,7 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
       w, {ctas, c.block_threads(), c.cluster},
       [&src, &dst, tiles, stage_bytes, p](hm::target& t) {
         auto& ring = t.cta_shared<typename pipe_t::storage>("ring");
-        const auto stages = t.shared_buffer("stages", S, stage_bytes, 16);
+        const auto stages = t.shared_buffer("stages", S, stage_bytes);
         pipeline_stream_body<S, hm::target, M>(t, ring, stages, hm::gmem<const hm::u32x4>(src),
                                                hm::gmem<hm::u32x4>(dst), tiles, stage_bytes, p);
       },

@@ -47,8 +47,8 @@ std::string run(bool skip_release, uint64_t seed, bool* copied) {
   run_options o;
   o.seed = seed;
   world w(o);
-  buffer& src = w.make_global("src", kTiles * kTileBytes, 16);
-  buffer& dst = w.make_global("dst", kTiles * kTileBytes, 4);  // tracked per 4-byte word: one per lane
+  buffer& src = w.make_global("src", kTiles * kTileBytes);
+  buffer& dst = w.make_global("dst", kTiles * kTileBytes);
   for (uint32_t i = 0; i < kTiles * kTileBytes; ++i) src.host_data()[i] = uint8_t(i * 13 + 5);
   launch(w, {1, 64, 1}, [&](target& t) {
     auto& ring = t.cta_shared<hopper::pipeline<kStages, target>::storage>("ring");

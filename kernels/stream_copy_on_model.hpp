@@ -62,8 +62,8 @@ inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const s
   o.stack_bytes = 64 * 1024;
   world w(o);
   const uint64_t bytes = in.size();
-  buffer& src = w.make_global("src", bytes, 1);
-  buffer& dst = w.make_global("dst", bytes, 1);
+  buffer& src = w.make_global("src", bytes);
+  buffer& dst = w.make_global("dst", bytes);
   std::memcpy(src.host_data(), in.data(), bytes);
   std::memset(dst.host_data(), 0xA5, bytes);
   const uint64_t chunks = ((bytes & ~uint64_t(15)) + c.stage_bytes - 1) / c.stage_bytes;

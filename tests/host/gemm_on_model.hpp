@@ -73,11 +73,11 @@ outcome run(const hg::problem& p, const hg::config& cf, int resident, const oper
   world w(opt);
   const hg::launch_schedule ls = hg::make_schedule(p, cf, resident);
   constexpr uint32_t out = sizeof(typename T::OutT);
-  buffer& A = w.make_global("A", o.a.size() * 2, 16);
-  buffer& B = w.make_global("B", o.b.size() * 2, 16);
-  buffer& C = w.make_global("C", size_t(p.M * p.N) * out, 4);
-  buffer& partial = w.make_global("partial", std::max<size_t>(ls.partial_bytes(cf), 16), 16);
-  buffer& counters = w.make_global("counters", std::max<size_t>(ls.counter_bytes(cf), 4), 4);
+  buffer& A = w.make_global("A", o.a.size() * 2);
+  buffer& B = w.make_global("B", o.b.size() * 2);
+  buffer& C = w.make_global("C", size_t(p.M * p.N) * out);
+  buffer& partial = w.make_global("partial", std::max<size_t>(ls.partial_bytes(cf), 16));
+  buffer& counters = w.make_global("counters", std::max<size_t>(ls.counter_bytes(cf), 4));
   std::memcpy(A.host_data(), o.a.data(), o.a.size() * 2);
   std::memcpy(B.host_data(), o.b.data(), o.b.size() * 2);
   std::memset(C.host_data(), 0xFF, C.bytes());  // poison: NaN in bf16 and fp32
@@ -100,10 +100,9 @@ outcome run(const hg::problem& p, const hg::config& cf, int resident, const oper
       int(p.M), int(p.N), int(p.K), ls.work, ls.slot_stride, gmem<f32x4>(partial), gmem<int>(counters)};
   launch(w, {uint32_t(ls.work.clusters * T::CLUSTER), uint32_t(T::THREADS), uint32_t(T::CLUSTER)}, [&](target& t) {
     auto& ring = t.cta_shared<hopper::pipeline_storage<T::STAGES, mbarrier_slot>>("ring");
-    const hg::body_smem<T, target> sm{t.shared_buffer("A", T::STAGES, T::A_BYTES, 128),
-                                      t.shared_buffer("B", T::STAGES, T::B_BYTES, 128),
-                                      t.shared_buffer("epi", T::CONSUMERS, T::EPI_WG_BYTES, 4), ring,
-                                      t.shared_buffer("last_flag", 1, 16, 4).as<int>()};
+    const hg::body_smem<T, target> sm{
+        t.shared_buffer("A", T::STAGES, T::A_BYTES), t.shared_buffer("B", T::STAGES, T::B_BYTES),
+        t.shared_buffer("epi", T::CONSUMERS, T::EPI_WG_BYTES), ring, t.shared_buffer("last_flag", 1, 16).as<int>()};
     hg::gemm_body<T>(t, sm, va, vb, vc, bp);
   });
   outcome r;

@@ -84,7 +84,7 @@ constexpr uint32_t kBlock = uint32_t(hl::kThreads);
 // The trial data's seed, per model seed (hazard_lab::config::seed on the GPU).
 uint64_t data_seed(uint64_t seed) { return 0x5eed000000ull ^ (seed * 0x100000001b3ull); }
 
-buffer& make_counters(world& w) { return w.make_global("counters", sizeof(hl::counters), 8); }  // zeroed
+buffer& make_counters(world& w) { return w.make_global("counters", sizeof(hl::counters)); }  // zeroed
 
 void add_counters(const buffer& b, lab_run& r) {
   hl::counters c{};
@@ -111,7 +111,7 @@ bool run_world(world& w, lab_run& r) {
 void check_slots(uint64_t seed, const buffer& first_out, int runs, int words, uint64_t dseed, uint32_t expect_xor,
                  lab_run& r) {
   world w(run_options{seed});
-  buffer& out = w.make_global("out", first_out.bytes(), 4);
+  buffer& out = w.make_global("out", first_out.bytes());
   std::memcpy(out.host_data(), first_out.host_data(), out.bytes());
   buffer& cb = make_counters(w);
   const auto slots = uint32_t(out.bytes() / (size_t(words) * 4u));
@@ -140,10 +140,10 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
   switch (c) {
     case lab_case::raw_proxy_bulk_store:
     case lab_case::war_store_source_reuse: {
-      buffer& out = w.make_global("out", size_t(k.blocks) * size_t(k.runs) * tile, 4);
+      buffer& out = w.make_global("out", size_t(k.blocks) * size_t(k.runs) * tile);
       std::memset(out.host_data(), 0xA5, out.bytes());  // poison, as on the GPU
       launch(w, {blocks, kBlock, 1}, [&](target& t) {
-        const auto s = t.shared_buffer("tile", 1, tile, 4).as<uint32_t>();
+        const auto s = t.shared_buffer("tile", 1, tile).as<uint32_t>();
         const gmem<uint32_t> o(out);
         if (c == lab_case::raw_proxy_bulk_store) {
           if (k.protect)
@@ -161,10 +161,10 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
       return r;
     }
     case lab_case::raw_proxy_dsmem_copy: {
-      buffer& out = w.make_global("out", size_t(k.blocks / 2) * size_t(k.runs) * tile, 4);
+      buffer& out = w.make_global("out", size_t(k.blocks / 2) * size_t(k.runs) * tile);
       std::memset(out.host_data(), 0xA5, out.bytes());
       launch(w, {blocks, kBlock, 2}, [&](target& t) {
-        const auto s = t.shared_buffer("smem", 1, 2 * tile, 4).as<uint32_t>();  // tile, then inbox
+        const auto s = t.shared_buffer("smem", 1, 2 * tile).as<uint32_t>();  // tile, then inbox
         auto& b = t.cta_shared<landed_slots>("barriers");
         const gmem<uint32_t> o(out);
         if (k.protect)
@@ -177,8 +177,8 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
     }
     case lab_case::war_refill_before_release: {
       // first[] = pattern(seed, block, 0, i), refill[] = its complement: every word differs.
-      buffer& first = w.make_global("first", size_t(k.blocks) * tile, 4);
-      buffer& refill = w.make_global("refill", size_t(k.blocks) * tile, 4);
+      buffer& first = w.make_global("first", size_t(k.blocks) * tile);
+      buffer& refill = w.make_global("refill", size_t(k.blocks) * tile);
       for (int b = 0; b < k.blocks; ++b)
         for (int i = 0; i < words; ++i) {
           const uint32_t v = hl::pattern(dseed, uint32_t(b), 0, uint32_t(i));
@@ -190,7 +190,7 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
       // The consumers expect first[] ^ expect_xor: for a planted fault that is refill[].
       buffer& reference = k.plant_fault ? refill : first;
       launch(w, {blocks, kBlock, 1}, [&](target& t) {
-        const auto s = t.shared_buffer("stage", 1, tile, 4).as<uint32_t>();
+        const auto s = t.shared_buffer("stage", 1, tile).as<uint32_t>();
         auto& b = t.cta_shared<refill_slots>("barriers");
         const gmem<const uint32_t> a(first), f(refill), ref(reference);
         const gmem<hl::counters> cs(cb);
@@ -207,7 +207,7 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
     case lab_case::release_acquire_mbarrier: {
       buffer& cb = make_counters(w);
       launch(w, {blocks, kBlock, 1}, [&](target& t) {
-        const auto s = t.shared_buffer("data", 1, tile, 4).as<uint32_t>();
+        const auto s = t.shared_buffer("data", 1, tile).as<uint32_t>();
         auto& b = t.cta_shared<flag_slots>("barriers");
         const gmem<hl::counters> cs(cb);
         if (k.protect)

@@ -32,8 +32,8 @@ std::string run(bool async_read, uint64_t seed, bool* data_ok, hopper::release_b
   o.seed = seed;
   o.stack_bytes = 64 * 1024;
   world w(o);
-  buffer& src = w.make_global("src", kTiles * kBytes, 16);
-  buffer& dst = w.make_global("dst", kTiles * kBytes, 4);
+  buffer& src = w.make_global("src", kTiles * kBytes);
+  buffer& dst = w.make_global("dst", kTiles * kBytes);
   for (uint32_t i = 0; i < kTiles * kBytes; ++i) src.host_data()[i] = uint8_t(i * 7 + 1);
   launch(w, {1, 64, 1}, [&](target& t) {
     auto& ring = t.cta_shared<pipe_t::storage>("ring");

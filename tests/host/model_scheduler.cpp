@@ -273,12 +273,10 @@ TEST(ModelTrace, ChromeTraceHasTasksAndEvents) {
   EXPECT_NE(js.str().find("\"solo\""), std::string::npos);
 }
 
-// The copy engine's complete_tx carries its issuer's clock at issue, in execution order: a
-// producer in CTA 1 waits until its empty barrier's phase k-1 is over, then copies round k into
-// CTA 0, whose consumer arms its own full barrier, waits for the bytes and arrives (remotely) on
-// the empty barrier again. Only the copy orders that arrival after phase k-1: with
-// `producer_waits` it is clean under every seed; without (the producer
-// copies every round at once into its own stage), the consumer's repeated arrival is reported.
+// A producer in CTA 1 copies round k into CTA 0, whose consumer arms its own full barrier, waits
+// for the bytes and arrives (remotely) on CTA 1's empty barrier. With
+// `producer_waits` the producer waits for each release before the next copy; without, it copies
+// every round at once into its own stage and waits for the releases at the end.
 program copy_relay(bool producer_waits) {
   return [producer_waits](world& w) {
     constexpr int R = 3;
@@ -319,16 +317,22 @@ program copy_relay(bool producer_waits) {
   };
 }
 
-TEST(ModelOrder, CopyCompletionCarriesTheIssuersPhasesToARepeatedArrival) {
-  const exploration seeds = explore_seeds(copy_relay(true), 1, 3000);
+// The consumer is the empty barrier's only arriver (count 1): each of its arrivals completes a
+// phase, so arriving again without waiting in between is correct (PTX ISA, mbarrier: an arrival
+// is counted on the current phase, here fixed by the counts) as long as its waiter keeps up.
+// Without the producer's waits the consumer can complete two phases before the producer waits
+// for the first: its parity then names another phase, which is reported.
+TEST(ModelOrder, SingleArriverAheadOfItsWaiterIsCleanWhileTheWaiterKeepsUp) {
+  const exploration seeds = explore_seeds(copy_relay(true), 1, 2000);
   EXPECT_TRUE(seeds.clean()) << seeds.summary();
 
-  const exploration bad = explore_seeds(copy_relay(false), 1, 200);
-  EXPECT_EQ(bad.failures, bad.runs) << bad.summary();
-  ASSERT_FALSE(bad.failed.empty());
-  EXPECT_EQ(bad.failed[0].kind, error_kind::undefined_behavior) << bad.failed[0].message;
-  EXPECT_NE(bad.failed[0].message.find("arrives again before observing the completion of phase"), std::string::npos)
-      << bad.failed[0].message;
+  const exploration bad = explore_seeds(copy_relay(false), 1, 300);
+  EXPECT_GT(bad.failures, 0u) << bad.summary();
+  for (const outcome& o : bad.failed) {
+    EXPECT_EQ(o.kind, error_kind::undefined_behavior) << o.message;
+    EXPECT_NE(o.message.find("barrier empty"), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("phases old"), std::string::npos) << o.message;
+  }
 }
 
 // ... but no memory ordering of the issuer's earlier accesses (PTX ISA: the implicit complete-tx

@@ -159,8 +159,8 @@ result run(const config& c, uint64_t seed) {
   const mode m = c.m;
   const bool with_c = c.with_c;
   program p = [&](world& w) {
-    buffer& ga = w.make_global("A", size_t(R) * 64 * kK * 2, 16);
-    buffer& gb = w.make_global("B", size_t(R) * kK * N * 2, 16);
+    buffer& ga = w.make_global("A", size_t(R) * 64 * kK * 2);
+    buffer& gb = w.make_global("B", size_t(R) * kK * N * 2);
     for (uint32_t r = 0; r < R; ++r)
       for (uint32_t i = 0; i < 64; ++i)
         for (uint32_t k = 0; k < kK; ++k)
@@ -480,7 +480,7 @@ std::string run_generic_a(bool fence, uint64_t seed, bool* right) {
   std::vector<float> d(128 * 32, 0.f);
   program p = [&](world& w) {
     const op_layout lb{64, false, swizzle::b128};
-    buffer& gb = w.make_global("B", kK * 64 * 2, 16);
+    buffer& gb = w.make_global("B", kK * 64 * 2);
     for (uint32_t n = 0; n < 64; ++n)
       for (uint32_t k = 0; k < kK; ++k) std::memcpy(gb.host_data() + lb.global_offset(0, n, k), &b[k * 64 + n], 2);
     const tensor_view vb = lb.view(gb, 1);
@@ -554,6 +554,15 @@ outcome run_misuse(uint32_t block, Body body) {
     launch(w, {1, block, 1}, [body](target& t) {
       const auto sa = t.shared_buffer("A", 1, 8192);
       const auto sb = t.shared_buffer("B", 1, 8192);
+      // Zeroed by the threads themselves (shared memory starts undefined), then made visible to
+      // the tensor cores: every writer's fence.proxy.async, then the CTA barrier.
+      const uint32_t n = t.block_threads();
+      for (uint32_t i = t.thread(); i < 8192 / 16; i += n) {
+        (sa.as<u32x4>()).store(i, u32x4{0, 0, 0, 0});
+        (sb.as<u32x4>()).store(i, u32x4{0, 0, 0, 0});
+      }
+      t.fence_proxy_async_shared_cta();
+      t.syncthreads();
       body(t, t.smem_addr(sa), t.smem_addr(sb));
     });
   };

@@ -130,8 +130,8 @@ TEST(StreamCopyModel, TwoDimensionalTensorCopy) {
           o.stack_bytes = 64 * 1024;
           world w(o);
           const auto in = random_bytes(bytes, seed);
-          buffer& src = w.make_global("src", bytes, 1);
-          buffer& dst = w.make_global("dst", bytes, 1);
+          buffer& src = w.make_global("src", bytes);
+          buffer& dst = w.make_global("dst", bytes);
           std::memcpy(src.host_data(), in.data(), bytes);
           std::memset(dst.host_data(), 0x5A, bytes);
           const uint32_t rows = uint32_t(bytes / hk::stream_copy_2d_row_bytes);
@@ -153,7 +153,7 @@ TEST(StreamCopyModel, TwoDimensionalTensorCopy) {
           using ring_t = hopper::pipeline<2, target>::storage;
           launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
             auto& ring = t.cta_shared<ring_t>("ring");
-            auto stages = t.shared_buffer("stages", 2, c.stage_bytes, 256);
+            auto stages = t.shared_buffer("stages", 2, c.stage_bytes);
             hk::copy_2d_body<2, 1>(t, ring, stages, dv, sv, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes, rows,
                                    box_rows, hk::knobs_of(c));
           });
@@ -208,8 +208,8 @@ TEST(StreamCopyModel, FusedAxpbBothPaths) {
         std::mt19937_64 g(seed);
         std::vector<uint16_t> x(n);
         for (auto& v : x) v = uint16_t(0x3c00u + (g() % 0x0a00u)) ^ uint16_t((g() & 1) << 15);  // +-0.0078..256
-        buffer& xb = w.make_global("x", n * 2, 2);
-        buffer& yb = w.make_global("y", n * 2, 2);
+        buffer& xb = w.make_global("x", n * 2);
+        buffer& yb = w.make_global("y", n * 2);
         std::memcpy(xb.host_data(), x.data(), n * 2);
         std::memset(yb.host_data(), 0xFF, n * 2);
         hk::stream_copy_config c =

@@ -1,9 +1,9 @@
 // An mbarrier in a CTA's shared memory, driven by tasks under the scheduler: the PTX state
 // machine of mbarrier.hpp plus what only a multi-task program can get wrong:
 // happens-before through release arrivals and acquiring waits, the visibility of mbarrier.init
-// (fence.mbarrier_init), use after the owning CTA exited, and a task arriving again
-// before it has observed the phase it arrived on complete (its arrival may be counted on the
-// wrong phase).
+// (fence.mbarrier_init), use after the owning CTA exited, phase races (an arrival or a copy's
+// bytes whose phase depends on the schedule) and waits whose parity names another phase than the
+// one the task's history shows it waits for.
 //
 // Every operation is a synchronising point: the task yields to the scheduler first, so any
 // other task or the copy engine may run in between. Waits block the task (no busy loop) until
@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hopper/model/clock.hpp"
 #include "hopper/model/mbarrier.hpp"
@@ -37,10 +39,6 @@ class barrier {
   const mbarrier_state& state() const { return st_; }
   std::string describe() const { return st_.describe() + " of CTA " + std::to_string(cta_); }
 
-  // A protocol in which one task arrives more than once per phase on purpose turns off the
-  // repeated-arrival check for this barrier.
-  void allow_repeated_arrivals(bool yes = true) { repeat_ok_ = yes; }
-
   // mbarrier.init.shared::cta.b64 [addr], count
   void init(uint32_t count) {
     const int t = enter("mbarrier.init", false);
@@ -50,6 +48,8 @@ class barrier {
     init_time_ = s_.tick();
     fence_init_time_ = async_fence_time_ = 0;
     last_arrive_.clear();
+    last_wait_.clear();
+    prev_ = cur_ = phase_events{};
     completed_ = hb_clock{};
     current_ = hb_clock{};
     s_.record("mbarrier.init", name(), "count " + std::to_string(count));
@@ -59,6 +59,16 @@ class barrier {
   mbarrier_token arrive(uint32_t count = 1, sem m = sem::release) {
     const int t = enter("mbarrier.arrive", true);
     return counted(t, "mbarrier.arrive", m, [&] { return st_.arrive(count); });
+  }
+  // Lane task t's part of one warp instruction whose lanes arrive together (each on its own
+  // barrier, as mbarrier.arrive.shared::cluster with lane r addressing CTA r), performed by the
+  // current task with no scheduling point in between: `when` is t's time for it (its clock
+  // already knows, in execution order, the other lanes' parts). See target::arrive_each_cta.
+  void arrive_in_step(int t, uint64_t when, sem m) {
+    const char* op = "mbarrier.arrive.shared::cluster";
+    check_use(t, op);
+    (void)counted(
+        t, op, m, [&] { return st_.arrive(1); }, when);
   }
   // mbarrier.arrive.noComplete.shared::cta.b64 state, [addr], count
   mbarrier_token arrive_no_complete(uint32_t count, sem m = sem::release) {
@@ -87,12 +97,16 @@ class barrier {
   }
   // mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], txCount
   void expect_tx(uint32_t bytes) {
-    enter("mbarrier.expect_tx", true);
+    const int t = enter("mbarrier.expect_tx", true);
+    check_phase_race(s_.clock(t), t, "mbarrier.expect_tx");
+    cur_.add(t, s_.tick(), "mbarrier.expect_tx");
     changing("mbarrier.expect_tx", [&] { st_.expect_tx(bytes); });
   }
   // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount, issued by a task
   void complete_tx(uint32_t bytes) {
-    enter("mbarrier.complete_tx", true);
+    const int t = enter("mbarrier.complete_tx", true);
+    check_phase_race(s_.clock(t), t, "mbarrier.complete_tx");
+    cur_.add(t, s_.tick(), "mbarrier.complete_tx");
     changing("mbarrier.complete_tx", [&] { st_.complete_tx(bytes); });
   }
 
@@ -117,7 +131,10 @@ class barrier {
                        " was not followed by that task's fence.mbarrier_init (or fence.proxy.async) "
                        "ordered before the copy" +
                        fence_by_other_note());
+    check_phase_race(issued_at, -1, op, &copy);
     const uint64_t phase = st_.phase();
+    cur_.copies += 1;
+    if (cur_.copy.empty()) cur_.copy = copy;
     changing(op, [&] {
       st_.complete_tx(bytes);
       current_.join_execution_order(issued_at);  // after the state check: a rejected op leaves nothing
@@ -131,7 +148,10 @@ class barrier {
     check_sem("mbarrier.test_wait.parity", m, sem::acquire);
     const int t = enter("mbarrier.test_wait.parity", true);
     const bool r = st_.test_wait_parity(parity);
-    if (r) acquire(t, m);
+    if (r) {
+      acquire(t, m);
+      check_wait_history(t, parity, int64_t(st_.phase()) - 1);
+    }
     return r;
   }
   // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity:
@@ -151,7 +171,10 @@ class barrier {
   bool test_wait(const mbarrier_token& tok) {
     const int t = enter("mbarrier.test_wait", true);
     const bool r = st_.test_wait_token(tok);
-    if (r) acquire(t);
+    if (r) {
+      acquire(t);
+      last_wait_[t] = int64_t(tok.phase);
+    }
     return r;
   }
   void wait(const mbarrier_token& tok) {
@@ -167,7 +190,7 @@ class barrier {
     enter("mbarrier.try_wait.parity", false);
     st_.check_wait_phase(k);
     const uint32_t parity = uint32_t(k & 1);
-    while (!poll(parity, false)) {
+    while (!poll(parity, false, sem::acquire, false)) {
       st_.check_wait_phase(k);
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
@@ -175,6 +198,7 @@ class barrier {
                        return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " + describe();
                      });
     }
+    last_wait_[s_.current()] = int64_t(k);
   }
 
   // mbarrier.pending_count.b64 count, state (PTX ISA)
@@ -207,12 +231,17 @@ class barrier {
 
   // try_wait.parity: `program_call` when the program itself called try_wait (then a spurious
   // failure is also a choice point of an exhaustive exploration).
-  bool poll(uint32_t parity, bool program_call, sem m = sem::acquire) {
+  // `history`: the task's history says which phase it waits for (check_wait_history); false
+  // where the program names the phase itself (wait_phase).
+  bool poll(uint32_t parity, bool program_call, sem m = sem::acquire, bool history = true) {
     check_sem("mbarrier.try_wait.parity", m, sem::acquire);
     const int t = enter("mbarrier.try_wait.parity", true);
     bool r = st_.test_wait_parity(parity);
     if (r && s_.spurious(program_call)) r = false;
-    if (r) acquire(t, m);
+    if (r) {
+      acquire(t, m);
+      if (history) check_wait_history(t, parity, int64_t(st_.phase()) - 1);
+    }
     return r;
   }
 
@@ -229,7 +258,10 @@ class barrier {
     const int t = s_.current();
     s_.note(op, name());
     s_.yield();
-    if (!use) return t;
+    if (use) check_use(t, op);
+    return t;
+  }
+  void check_use(int t, const char* op) const {
     if (s_.cta_exited(cta_))
       st_.fail(op, s_.where(t) + " uses a barrier whose CTA " + std::to_string(cta_) + " has exited");
     if (!st_.valid()) st_.fail(op, s_.where(t) + " uses a barrier that is not initialised (or was invalidated)");
@@ -241,21 +273,17 @@ class barrier {
                        " was not followed by that task's fence.mbarrier_init "
                        "ordered before this use" +
                        fence_by_other_note());
-    return t;
   }
 
+  // `when`: the arrive's time in t's clock, already ticked (a lane's part of a warp instruction,
+  // arrive_in_step); 0: tick now.
   template <class F>
-  mbarrier_token counted(int t, const char* op, sem m, F&& f) {
+  mbarrier_token counted(int t, const char* op, sem m, F&& f, uint64_t when = 0) {
     check_sem(op, m, sem::release);
-    auto it = last_arrive_.find(t);
-    if (!repeat_ok_ && it != last_arrive_.end() && s_.clock(t).phases_over(id_) <= it->second)
-      st_.fail(op, s_.where(t) + " arrives again before observing the completion of phase " +
-                       std::to_string(it->second) +
-                       ", on which it arrived last: this arrival may be counted on that phase "
-                       "(arrive of phase n+1 before a wait observed phase n)");
+    check_phase_race(s_.clock(t), t, op);
     // .release publishes this task's history into the phase; .relaxed only its place in
     // execution order (what it had observed is over, but none of its accesses are ordered).
-    s_.tick();
+    cur_.add(t, when ? when : s_.tick(), op);
     if (m == sem::release) {
       current_.join(s_.clock(t));
     } else {
@@ -269,6 +297,66 @@ class barrier {
     return tok;
   }
 
+  // A phase race (PTX ISA, mbarrier: an arrive-on operation is counted on the current phase):
+  // an event counted on phase n >= 1 (an arrival, an expect_tx, a copy's complete_tx) whose
+  // actor `c` (a task's clock, or the issuer's clock at the copy's issue) is not ordered after
+  // every event counted on phase n-1 could, in another schedule, run before one of them and be
+  // counted on phase n-1: its phase depends on the schedule. Knowing phase n-1 complete (a wait
+  // observed it, directly or through synchronisation) orders it after all of them.
+  void check_phase_race(const hb_clock& c, int actor, const char* op, const std::string* copy = nullptr) const {
+    const uint64_t n = st_.phase();
+    if (n == 0 || c.phases_over(id_) >= n) return;
+    std::string other;
+    for (const auto& [x, when] : prev_.tasks)
+      if (c.exec_of(x) < when) {
+        other = s_.where(x) + "'s " + prev_.op_of(x);
+        break;
+      }
+    if (other.empty() && prev_.copies > 0) other = "the complete_tx of " + prev_.copy;
+    if (other.empty()) return;
+    const std::string who = copy ? "the complete_tx of " + *copy : s_.where(actor) + "'s " + op;
+    throw model_error(error_kind::wrong_phase,
+                      "phase race on " + describe() + ": " + who + " is counted on phase " + std::to_string(n) +
+                          " but is not ordered after " + other + ", counted on phase " + std::to_string(n - 1) +
+                          ": in another schedule it runs first and is counted on phase " + std::to_string(n - 1) +
+                          " (an arrival for the next phase before a wait observed this one complete, or more "
+                          "arrivals per phase than the barrier's count)");
+  }
+
+  // A wait's phase from the task's history (PTX ISA, mbarrier.test_wait/try_wait: .parity names
+  // the current phase or the one before it): a task that waited on this barrier before waits for
+  // a later phase of this parity (or the same one again); one that arrived since waits at least
+  // for the phase of that arrival. The wait returns once a phase of the parity has completed;
+  // `observed` is that phase. Reported: a wait that returns on a phase older than the one it
+  // waits for (stale parity), or newer by two or more (the barrier ran ahead: the parity no
+  // longer tells the phases apart).
+  void check_wait_history(int t, uint32_t parity, int64_t observed) {
+    const auto w = last_wait_.find(t);
+    const auto a = last_arrive_.find(t);
+    const bool waited = w != last_wait_.end();
+    const bool arrived = a != last_arrive_.end() && (!waited || int64_t(a->second) > w->second);
+    last_wait_[t] = observed;
+    if (!waited && !arrived) return;
+    const int64_t lo = arrived ? int64_t(a->second) : w->second;
+    const bool same = parity_of(lo) == parity;
+    const int64_t want = same ? lo : lo + 1;
+    const std::string why = arrived ? "its arrival was counted on phase " + std::to_string(a->second)
+                                    : "its last wait observed phase " + std::to_string(w->second);
+    const std::string head = s_.where(t) + " waits on parity " + std::to_string(parity) + " for phase " +
+                             std::to_string(want) + " (" + why + ")";
+    if (observed < want)
+      throw model_error(error_kind::wrong_phase, "stale parity on " + describe() + ": " + head +
+                                                     ", but the wait returns at once on the completed phase " +
+                                                     std::to_string(observed));
+    if (!arrived && !same && observed >= want + 2)
+      throw model_error(error_kind::wrong_phase,
+                        "parity aliasing on " + describe() + ": " + head + ", but phases up to " +
+                            std::to_string(observed) +
+                            " have completed: the barrier ran ahead of this waiter (count it on the barrier "
+                            "that holds the producer back)");
+  }
+  static uint32_t parity_of(int64_t phase) { return uint32_t(phase & 1); }  // phase -1 has parity 1
+
   template <class F>
   void changing(const char*, F&& f) {
     const uint64_t before = st_.phase();
@@ -277,6 +365,8 @@ class barrier {
       completed_.join(current_);
       completed_.learn(id_, st_.phase());
       current_ = hb_clock{};
+      prev_ = std::move(cur_);
+      cur_ = phase_events{};
       s_.record("phase complete", name(), "phase " + std::to_string(before));
     }
   }
@@ -297,8 +387,32 @@ class barrier {
   int init_task_ = -1;
   uint64_t init_time_ = 0, fence_init_time_ = 0, async_fence_time_ = 0;
   int fence_other_ = -1;
-  bool repeat_ok_ = false;
+  // The events counted on one phase: per task the time (its own clock) and form of its latest
+  // one, and the copy-engine completions.
+  struct phase_events {
+    std::vector<std::pair<int, uint64_t>> tasks;
+    std::vector<const char*> ops;
+    size_t copies = 0;
+    std::string copy;  // the first copy counted, for a report
+    void add(int t, uint64_t when, const char* op = "arrival") {
+      for (size_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].first == t) {
+          tasks[i].second = when;
+          ops[i] = op;
+          return;
+        }
+      tasks.push_back({t, when});
+      ops.push_back(op);
+    }
+    std::string op_of(int t) const {
+      for (size_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].first == t) return ops[i];
+      return "arrival";
+    }
+  };
   std::map<int, uint64_t> last_arrive_;  // task -> phase its last arrival was counted on
+  std::map<int, int64_t> last_wait_;     // task -> phase its last wait observed (-1: the one before 0)
+  phase_events prev_, cur_;              // events counted on the previous and the current phase
   hb_clock completed_;                   // released into every completed phase so far (an acquire joins it)
   hb_clock current_;                     // released into the current phase
 };

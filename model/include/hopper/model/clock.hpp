@@ -38,6 +38,16 @@ struct hb_clock {
     if (task.size() <= size_t(t)) task.resize(size_t(t) + 1, 0);
     ++task[size_t(t)];
   }
+  // tick(t) on the clock of task t itself; returns its new time.
+  uint64_t tick_own(int t) {
+    tick(t);
+    return task[size_t(t)];
+  }
+  // Event `when` of task t is known to come before, in execution order only.
+  void saw(int t, uint64_t when) {
+    if (exec.size() <= size_t(t)) exec.resize(size_t(t) + 1, 0);
+    exec[size_t(t)] = std::max(exec[size_t(t)], when);
+  }
   void learn(int b, uint64_t phases_done) { raise(completed, b, phases_done); }
   void join(const hb_clock& o) {
     max_into(task, o.task);

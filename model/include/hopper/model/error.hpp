@@ -11,8 +11,11 @@ enum class error_kind {
   deadlock,            // every live task blocked (a wait that never completes)
   raw_hazard,          // a read that may see stale data
   war_hazard,          // a write into data still being read
+  waw_hazard,          // a write that may land before an earlier, unordered write of the same bytes
   step_limit,          // the program ran past the scheduler's step limit
   api_misuse,          // the model's own API used wrongly (unknown barrier, no current task ...)
+  wrong_phase,         // an arrival counted on a phase that depends on the schedule (a phase race),
+                       // or a wait that observes another phase than the one it waits for
 };
 
 inline const char* to_string(error_kind k) {
@@ -25,10 +28,14 @@ inline const char* to_string(error_kind k) {
       return "RAW hazard";
     case error_kind::war_hazard:
       return "WAR hazard";
+    case error_kind::waw_hazard:
+      return "WAW hazard";
     case error_kind::step_limit:
       return "step limit";
     case error_kind::api_misuse:
       return "API misuse";
+    case error_kind::wrong_phase:
+      return "wrong phase";
   }
   return "?";
 }

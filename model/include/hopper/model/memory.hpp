@@ -1,23 +1,28 @@
 // Shared and global memory with a generic and an async view.
 //
 // A buffer holds real bytes (so a pipeline run on the model computes real results) and, per
-// chunk, who last wrote it and who read it since, in the model's happens-before (clock.hpp).
+// byte, who last wrote it and who read it since, in the model's happens-before (clock.hpp).
 // The rules, checked on every access:
 //   generic read   sees a generic write only if ordered after it (release/acquire, bar.sync);
 //                  sees bytes landed by a bulk copy only if it observed the completion of the
 //                  mbarrier phase they were counted on; never while a copy into the
-//                  chunk is in flight. Otherwise: RAW hazard.
+//                  bytes is in flight. Otherwise: RAW hazard.
 //   async read     (a bulk copy reading shared or global memory) sees a generic write only if the
 //                  WRITING task issued fence.proxy.async after the write and that fence is ordered
 //                  before the copy's issue. The PTX memory model has no formal rule for
 //                  fence.proxy.async; this is its conservative reading (per-thread ordering, then a
 //                  block synchronisation): a fence by another thread, or a fence
 //                  with no synchronisation, does not count. Otherwise: RAW hazard.
-//   any write      must be ordered after every read of the chunk since its last write: a generic
+//   any write      must be ordered after every read of the bytes since their last write: a generic
 //                  reader's read (it releases the stage after its last read), and a bulk
 //                  store's read of its source (only cp.async.bulk.wait_group.read tells the issuer
 //                  it is over). Otherwise: WAR hazard.
+//                  And after their last write: a generic one by happens-before (and, for a copy's
+//                  write, through a fence.proxy.async of the writer as for an async read); a copy's
+//                  landed bytes once their mbarrier phase is known complete (a bulk store's after
+//                  its wait_group). Otherwise: WAW hazard (the earlier write may land last).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -66,8 +71,13 @@ struct proxy_fences {
 
 class buffer {
  public:
+  // Accesses are tracked to the byte: per 16-byte granule (the unit of every asynchronous copy),
+  // each record carries the mask of the bytes it covers, so lanes updating their own words of
+  // one granule are as independent as the bytes they touch.
+  static constexpr size_t granule = 16;
+
   buffer(scheduler& s, const proxy_fences& f, int id, std::string name, space sp, int cta, size_t stages,
-         size_t stage_bytes, size_t chunk_bytes)
+         size_t stage_bytes)
       : s_(s),
         fences_(f),
         id_(id),
@@ -75,16 +85,12 @@ class buffer {
         space_(sp),
         cta_(cta),
         stages_(stages),
-        stage_bytes_(stage_bytes),
-        chunk_bytes_(chunk_bytes ? chunk_bytes : stage_bytes),
-        data_(stages * stage_bytes) {
-    if (stages == 0 || stage_bytes == 0)
+        stage_bytes_(stage_bytes) {
+    if (stages == 0 || stage_bytes == 0 || stage_bytes > (size_t(1) << 40) / stages)
       scheduler::misuse("buffer '" + name_ + "' with " + std::to_string(stages) + " stages of " +
                         std::to_string(stage_bytes) + " bytes");
-    if (stage_bytes % chunk_bytes_ != 0)
-      scheduler::misuse("buffer '" + name_ + "': chunk of " + std::to_string(chunk_bytes_) +
-                        " bytes does not divide the stage of " + std::to_string(stage_bytes));
-    chunks_.resize(data_.size() / chunk_bytes_);
+    data_.resize(stages * stage_bytes);
+    chunks_.resize((data_.size() + granule - 1) / granule);
   }
   buffer(const buffer&) = delete;
   buffer& operator=(const buffer&) = delete;
@@ -109,25 +115,26 @@ class buffer {
   void write(size_t offset, const void* src, size_t n) {
     const int t = s_.current();
     range("st (generic write)", offset, n);
-    for (size_t c = first(offset); c <= last(offset, n); ++c) check_write(t, c, s_.clock(t), "generic write");
+    each(offset, n, [&](size_t c, mask_t m) { check_write(t, c, m, s_.clock(t), "generic write", false); });
     const uint64_t now = s_.tick();
-    for (size_t c = first(offset); c <= last(offset, n); ++c) {
+    each(offset, n, [&](size_t c, mask_t m) {
       chunk& k = chunks_[c];
-      k.wk = wkind::generic;
-      k.writer = t;
-      k.wtime = now;
-      k.reads.clear();
-      k.async_reads.clear();
-    }
+      wrec w;
+      w.wk = wkind::generic;
+      w.writer = t;
+      w.wtime = now;
+      w.mask = m;
+      overwrite(k, w);
+    });
     std::memcpy(data_.data() + offset, src, n);
   }
   // ld.shared / ld.global by the current task (generic proxy).
   void read(size_t offset, void* dst, size_t n) {
     const int t = s_.current();
     range("ld (generic read)", offset, n);
-    for (size_t c = first(offset); c <= last(offset, n); ++c) check_generic_read(t, c);
+    each(offset, n, [&](size_t c, mask_t m) { check_generic_read(t, c, m); });
     const uint64_t now = s_.tick();
-    for (size_t c = first(offset); c <= last(offset, n); ++c) note_read(chunks_[c], t, now);
+    each(offset, n, [&](size_t c, mask_t m) { note_read(chunks_[c], t, now, m); });
     std::memcpy(dst, data_.data() + offset, n);
   }
   template <class T>
@@ -156,9 +163,10 @@ class buffer {
     s_.yield();
     const size_t offset = index * sizeof(T);
     range("atom.add", offset, sizeof(T));
-    for (size_t c = first(offset); c <= last(offset, sizeof(T)); ++c)
+    each(offset, sizeof(T), [&](size_t c, mask_t m) {
       if (chunks_[c].inflight)
-        raw(c, s_.where(t) + " adds to it atomically while " + chunks_[c].inflight->what + " into it is in flight");
+        raw(c, m, s_.where(t) + " adds to it atomically while " + chunks_[c].inflight->what + " into it is in flight");
+    });
     T old;
     std::memcpy(&old, data_.data() + offset, sizeof(T));
     const T sum = T(old + v);
@@ -171,189 +179,296 @@ class buffer {
   }
 
   // ---- for the copy engine (world.hpp) ----------------------------------------------------
-  // A bulk copy issued by `issuer` (clock `c`) will write [offset, offset+n).
+  // A bulk copy issued by `issuer` (clock `c`) will write [offset, offset+n) through the async
+  // proxy: it must be ordered after every earlier read and write of those bytes, a generic write
+  // through a fence.proxy.async of its writer (cross-proxy WAW).
   void async_write_begin(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n) {
     range(op->what.c_str(), offset, n);
-    for (size_t ch = first(offset); ch <= last(offset, n); ++ch) check_write(op->issuer, ch, c, op->what);
-    for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
+    each(offset, n, [&](size_t ch, mask_t m) { check_write(op->issuer, ch, m, c, op->what, true); });
+    each(offset, n, [&](size_t ch, mask_t m) {
       chunks_[ch].inflight = op;
-      chunks_[ch].reads.clear();
-    }
+      drop_reads(chunks_[ch], m);
+    });
   }
   // The bytes land, counted on `phase` of barrier `bar` (a copy into shared memory), or
   // visible after the issuer's wait_group (bar < 0: a bulk store into global memory). `bar_name`
   // is the barrier's own name string, kept by reference.
   void async_write_land(const std::shared_ptr<bulk_op>& op, size_t offset, const uint8_t* src, size_t n, int bar,
                         const std::string& bar_name, uint64_t phase) {
-    for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
+    each(offset, n, [&](size_t ch, mask_t m) {
       chunk& k = chunks_[ch];
       if (k.inflight == op) k.inflight.reset();
-      k.wk = bar >= 0 ? wkind::phase : wkind::bulk;
-      k.bar = bar;
-      k.bar_name = bar >= 0 ? &bar_name : nullptr;
-      k.bar_phase = phase;
-      k.wop = op;
-      k.reads.clear();
-    }
+      wrec w;
+      w.wk = bar >= 0 ? wkind::phase : wkind::bulk;
+      w.bar = bar;
+      w.bar_name = bar >= 0 ? &bar_name : nullptr;
+      w.bar_phase = phase;
+      w.wop = op;
+      w.mask = m;
+      overwrite(k, w);
+    });
     std::memcpy(data_.data() + offset, src, n);
   }
   // A bulk copy issued by op->issuer (clock `c`) reads [offset, offset+n); `track`: the read
   // stays in flight until the issuer's wait_group.read (bulk stores).
   void async_read(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n, bool track) {
     range(op->what.c_str(), offset, n);
-    for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
+    each(offset, n, [&](size_t ch, mask_t m) {
       chunk& k = chunks_[ch];
-      if (k.inflight) raw(ch, op->what + " reads it while " + k.inflight->what + " into it is in flight");
-      if (k.wk == wkind::generic &&
-          !fences_.between(k.writer, k.wtime, k.writer == op->issuer ? c.of(op->issuer) : c.of(k.writer)))
-        raw(ch, op->what + " (async proxy) reads the generic write of " + s_.where(k.writer) +
-                    " with no fence.proxy.async by that task after its write and ordered before the copy");
-      if (k.wk == wkind::phase && c.phases(k.bar) <= k.bar_phase)
-        raw(ch, op->what + " reads bytes counted on phase " + std::to_string(k.bar_phase) + " of barrier " +
-                    *k.bar_name + ", which the issuer has not observed complete");
-      if (k.wk == wkind::bulk && (k.wop->write_retired == 0 || c.of(k.wop->issuer) < k.wop->write_retired))
-        raw(ch, op->what + " reads bytes of " + k.wop->what + " not retired by wait_group before it");
+      if (k.inflight) raw(ch, m, op->what + " reads it while " + k.inflight->what + " into it is in flight");
+      if (space_ == space::shared) check_written(ch, m, op->what + " reads");
+      for (const wrec& w : k.writes) {
+        if (!(w.mask & m)) continue;
+        if (w.wk == wkind::generic && !fenced(w, op->issuer, c))
+          raw(ch, w.mask & m,
+              op->what + " (async proxy) reads the generic write of " + s_.where(w.writer) +
+                  " with no fence.proxy.async by that task after its write and ordered before the copy");
+        if (w.wk == wkind::phase && c.phases(w.bar) <= w.bar_phase)
+          raw(ch, w.mask & m,
+              op->what + " reads bytes counted on phase " + std::to_string(w.bar_phase) + " of barrier " + *w.bar_name +
+                  ", which the issuer has not observed complete");
+        if (w.wk == wkind::bulk && (w.wop->write_retired == 0 || c.of(w.wop->issuer) < w.wop->write_retired))
+          raw(ch, w.mask & m, op->what + " reads bytes of " + w.wop->what + " not retired by wait_group before it");
+      }
       if (track) k.async_reads.push_back(op);
-    }
+    });
   }
   // A wgmma.mma_async (op->wgmma_key >= 0) reads [offset, offset+n) through the async proxy: the
   // RAW rules of async_read, then the read stays in flight until a wgmma.wait_group of its
-  // warpgroup retires it. Per chunk only the newest read of each warpgroup is kept: a warpgroup's
-  // groups retire in order, so a write ordered after the newest read's retirement is ordered
-  // after every older one's.
+  // warpgroup retires it. Per granule only the newest read of each warpgroup is kept: a
+  // warpgroup's groups retire in order, so a write ordered after the newest read's retirement is
+  // ordered after every older one's.
   void wgmma_read(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n) {
     async_read(op, c, offset, n, false);
-    for (size_t ch = first(offset); ch <= last(offset, n); ++ch) {
+    each(offset, n, [&](size_t ch, mask_t) {
       auto& v = chunks_[ch].async_reads;
-      bool kept = false;
       for (auto& o : v)
         if (o->wgmma_key == op->wgmma_key) {
           o = op;
-          kept = true;
-          break;
+          return;
         }
-      if (!kept) v.push_back(op);
-    }
+      v.push_back(op);
+    });
   }
   void snapshot(size_t offset, size_t n, std::vector<uint8_t>& out) const {
     out.assign(data_.begin() + long(offset), data_.begin() + long(offset + n));
   }
 
  private:
-  enum class wkind { none, generic, phase, bulk };
-  struct chunk {
-    wkind wk = wkind::none;
+  using mask_t = uint16_t;  // bytes of one granule
+  static constexpr mask_t all_bytes = 0xffff;
+  enum class wkind { generic, phase, bulk };
+  // The last write of the bytes in `mask`.
+  struct wrec {
+    wkind wk = wkind::generic;
     int writer = -1;
     uint64_t wtime = 0;
     int bar = -1;
     const std::string* bar_name = nullptr;  // the barrier's own name (it outlives the buffer's use)
     uint64_t bar_phase = 0;
-    std::shared_ptr<bulk_op> wop;                       // the copy whose bytes these are
+    std::shared_ptr<bulk_op> wop;  // the copy whose bytes these are
+    mask_t mask = 0;
+  };
+  // A generic read of the bytes in `mask` by `task` at its time `when`, since their last write.
+  struct rrec {
+    int task;
+    uint64_t when;
+    mask_t mask;
+  };
+  struct chunk {
+    std::vector<wrec> writes;                           // disjoint masks; unwritten bytes have none
     std::shared_ptr<bulk_op> inflight;                  // a copy writing here, not landed
-    std::vector<std::pair<int, uint64_t>> reads;        // generic reads since the last write
-    std::vector<std::shared_ptr<bulk_op>> async_reads;  // bulk stores reading here
+    std::vector<rrec> reads;                            // generic reads since the last writes
+    std::vector<std::shared_ptr<bulk_op>> async_reads;  // bulk stores and wgmma reading here
   };
 
-  size_t first(size_t off) const { return off / chunk_bytes_; }
-  size_t last(size_t off, size_t n) const { return (off + n - 1) / chunk_bytes_; }
+  // f(granule, mask of the bytes of [off, off+n) in it) for every granule the range touches.
+  template <class F>
+  void each(size_t off, size_t n, F&& f) {
+    for (size_t c = off / granule; c * granule < off + n; ++c) {
+      const size_t lo = std::max(off, c * granule) - c * granule;
+      const size_t hi = std::min(off + n, (c + 1) * granule) - c * granule;
+      f(c, mask_t(((1u << hi) - 1u) & ~((1u << lo) - 1u)));
+    }
+  }
+  static void drop_reads(chunk& k, mask_t m) {
+    for (auto& r : k.reads) r.mask = mask_t(r.mask & ~m);
+    k.reads.erase(std::remove_if(k.reads.begin(), k.reads.end(), [](const rrec& r) { return r.mask == 0; }),
+                  k.reads.end());
+    if (m == all_bytes) k.async_reads.clear();
+  }
+  // The write `w` becomes the last write of its bytes.
+  static void overwrite(chunk& k, const wrec& w) {
+    for (auto& o : k.writes) o.mask = mask_t(o.mask & ~w.mask);
+    k.writes.erase(std::remove_if(k.writes.begin(), k.writes.end(), [](const wrec& o) { return o.mask == 0; }),
+                   k.writes.end());
+    k.writes.push_back(w);
+    drop_reads(k, w.mask);
+  }
+
   void range(const char* what, size_t offset, size_t n) const {
     if (n == 0 || offset + n > data_.size() || offset + n < offset)
       scheduler::misuse(std::string(what) + " of " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
                         " of buffer '" + name_ + "' (" + std::to_string(data_.size()) + " bytes)");
   }
-  std::string at(size_t ch) const {
-    const size_t off = ch * chunk_bytes_;
+  std::string at(size_t ch, mask_t m) const {
+    size_t lo = 0, hi = granule - 1;
+    while (lo < granule && !(m >> lo & 1u)) ++lo;
+    while (hi > lo && !(m >> hi & 1u)) --hi;
+    const size_t off = ch * granule + lo;
     std::string r = (space_ == space::shared ? "shared buffer '" : "global buffer '") + name_ + "'";
     if (space_ == space::shared) r += " of CTA " + std::to_string(cta_);
     if (stages_ > 1) r += " stage " + std::to_string(off / stage_bytes_);
-    r += " (bytes " + std::to_string(off) + ".." + std::to_string(off + chunk_bytes_ - 1) + ")";
+    r += " (bytes " + std::to_string(off) + ".." + std::to_string(ch * granule + hi) + ")";
     return r;
   }
-  [[noreturn]] void raw(size_t ch, const std::string& why) const {
-    throw model_error(error_kind::raw_hazard, at(ch) + ": " + why);
+  [[noreturn]] void raw(size_t ch, mask_t m, const std::string& why) const {
+    throw model_error(error_kind::raw_hazard, at(ch, m) + ": " + why);
   }
-  [[noreturn]] void war(size_t ch, const std::string& why) const {
-    throw model_error(error_kind::war_hazard, at(ch) + ": " + why);
+  [[noreturn]] void war(size_t ch, mask_t m, const std::string& why) const {
+    throw model_error(error_kind::war_hazard, at(ch, m) + ": " + why);
+  }
+  [[noreturn]] void waw(size_t ch, mask_t m, const std::string& why) const {
+    throw model_error(error_kind::waw_hazard, at(ch, m) + ": " + why);
   }
 
-  void check_generic_read(int t, size_t ch) const {
+  // A generic write `w` is visible to the async proxy of a copy issued by `issuer` (clock `c`)
+  // when its writer fenced (fence.proxy.async) after it, and that fence is ordered before the
+  // copy's issue.
+  bool fenced(const wrec& w, int issuer, const hb_clock& c) const {
+    return fences_.between(w.writer, w.wtime, w.writer == issuer ? c.of(issuer) : c.of(w.writer));
+  }
+
+  // Shared memory starts undefined (global memory holds what the host put there): a read of a
+  // byte nothing has written reads garbage, usually a stage read before its copy was issued.
+  void check_written(size_t ch, mask_t m, const std::string& who) const {
+    mask_t covered = 0;
+    for (const wrec& w : chunks_[ch].writes) covered = mask_t(covered | w.mask);
+    if ((m & ~covered) != 0)
+      raw(ch, mask_t(m & ~covered),
+          who +
+              " bytes of shared memory that nothing has written (uninitialised: a stage "
+              "read before its copy was issued, i.e. before its full barrier's wait?)");
+  }
+
+  void check_generic_read(int t, size_t ch, mask_t m) const {
     const chunk& k = chunks_[ch];
     const hb_clock& c = s_.clock(t);
     if (k.inflight)
-      raw(ch, s_.where(t) + " reads it while " + k.inflight->what + " into it is in flight (read before full)");
-    switch (k.wk) {
-      case wkind::generic:
-        if (k.writer != t && c.of(k.writer) < k.wtime)
-          raw(ch, s_.where(t) + " reads the write of " + s_.where(k.writer) + " with no synchronisation ordering them");
-        break;
-      case wkind::phase:
-        if (c.phases(k.bar) <= k.bar_phase)
-          raw(ch, s_.where(t) + " reads bytes of " + k.wop->what + " counted on phase " + std::to_string(k.bar_phase) +
-                      " of barrier " + *k.bar_name + ", which this task has not observed complete (stale data)");
-        break;
-      case wkind::bulk:
-        if (k.wop->write_retired == 0 || (k.wop->issuer != t && c.of(k.wop->issuer) < k.wop->write_retired))
-          raw(ch, s_.where(t) + " reads bytes of " + k.wop->what +
-                      " before a cp.async.bulk.wait_group of its issuer ordered before the read");
-        break;
-      case wkind::none:
-        break;
+      raw(ch, m, s_.where(t) + " reads it while " + k.inflight->what + " into it is in flight (read before full)");
+    if (space_ == space::shared) check_written(ch, m, s_.where(t) + " reads");
+    for (const wrec& w : k.writes) {
+      const mask_t o = w.mask & m;
+      if (!o) continue;
+      switch (w.wk) {
+        case wkind::generic:
+          if (w.writer != t && c.of(w.writer) < w.wtime)
+            raw(ch, o,
+                s_.where(t) + " reads the write of " + s_.where(w.writer) + " with no synchronisation ordering them");
+          break;
+        case wkind::phase:
+          if (c.phases(w.bar) <= w.bar_phase)
+            raw(ch, o,
+                s_.where(t) + " reads bytes of " + w.wop->what + " counted on phase " + std::to_string(w.bar_phase) +
+                    " of barrier " + *w.bar_name + ", which this task has not observed complete (stale data)");
+          break;
+        case wkind::bulk:
+          if (w.wop->write_retired == 0 || (w.wop->issuer != t && c.of(w.wop->issuer) < w.wop->write_retired))
+            raw(ch, o,
+                s_.where(t) + " reads bytes of " + w.wop->what +
+                    " before a cp.async.bulk.wait_group of its issuer ordered before the read");
+          break;
+      }
     }
   }
 
-  // A write (generic by task t, or a copy issued by t with clock c) must follow every read.
-  void check_write(int t, size_t ch, const hb_clock& c, const std::string& op) const {
+  // A write of the bytes `m` (generic by task t, or a copy issued by t; `c` its clock; `async`:
+  // through the async proxy) must follow every read of them and every earlier write.
+  void check_write(int t, size_t ch, mask_t m, const hb_clock& c, const std::string& op, bool async) const {
     const chunk& k = chunks_[ch];
     // an async op's name already says who issued it
     const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where(t);
-    if (k.inflight) war(ch, what + " while " + k.inflight->what + " into it is still in flight");
+    if (k.inflight) waw(ch, m, what + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& rd : k.async_reads) {
       if (rd->wgmma_key >= 0) {
-        check_wgmma_read_over(ch, what, c, *rd);
+        check_wgmma_read_over(ch, m, what, c, *rd);
         continue;
       }
       if (rd->read_retired == 0)
-        war(ch, what + " while " + rd->what +
-                    " may still be reading it "
-                    "(no cp.async.bulk.wait_group.read by its issuer)");
+        war(ch, m,
+            what + " while " + rd->what +
+                " may still be reading it "
+                "(no cp.async.bulk.wait_group.read by its issuer)");
       // The read is over once retired; knowing that in execution order is enough (a .relaxed
       // release after wait_group.read), since nothing it wrote is read.
       if (rd->issuer != t && c.exec_of(rd->issuer) < rd->read_retired)
-        war(ch, what + " is not ordered after the wait_group.read that retired " + rd->what);
+        war(ch, m, what + " is not ordered after the wait_group.read that retired " + rd->what);
     }
-    for (const auto& [r, when] : k.reads)
-      if (r != t && c.of(r) < when) {
-        const std::string relaxed = s_.relaxed_arrive_after(r, when);
-        war(ch, what + " while " + s_.where(r) +
-                    " may still be reading it (its read is not ordered before this write: " +
-                    (relaxed.empty() ? std::string("a stage is released after its last read") : relaxed) + ")");
+    for (const rrec& r : k.reads)
+      if ((r.mask & m) && r.task != t && c.of(r.task) < r.when) {
+        const std::string relaxed = s_.relaxed_arrive_after(r.task, r.when);
+        war(ch, r.mask & m,
+            what + " while " + s_.where(r.task) +
+                " may still be reading it (its read is not ordered before this write: " +
+                (relaxed.empty() ? std::string("a stage is released after its last read") : relaxed) + ")");
       }
-    if (k.wk == wkind::generic && k.writer != t && c.of(k.writer) < k.wtime)
-      war(ch, what + " races with the unordered write of " + s_.where(k.writer));
+    for (const wrec& w : k.writes) {
+      const mask_t o = w.mask & m;
+      if (!o) continue;
+      switch (w.wk) {
+        case wkind::generic:
+          if (w.writer != t && c.of(w.writer) < w.wtime)
+            waw(ch, o, what + " races with the unordered write of " + s_.where(w.writer));
+          if (async && !fenced(w, t, c))
+            waw(ch, o,
+                what + " (async proxy) overwrites the generic write of " + s_.where(w.writer) +
+                    " with no fence.proxy.async by that task after its write and ordered before the copy: the "
+                    "generic write may land after the copy's");
+          break;
+        case wkind::phase:
+          // A copy's bytes are in place once their phase completed; a later write must know that
+          // (execution order is enough for a copy, a generic write needs what a read needs).
+          if ((async ? c.phases_over(w.bar) : c.phases(w.bar)) <= w.bar_phase)
+            waw(ch, o,
+                what + " overwrites bytes of " + w.wop->what + " counted on phase " + std::to_string(w.bar_phase) +
+                    " of barrier " + *w.bar_name +
+                    ", which it has not observed complete: that copy may land after this write");
+          break;
+        case wkind::bulk:
+          if (w.wop->write_retired == 0 || (w.wop->issuer != t && c.exec_of(w.wop->issuer) < w.wop->write_retired))
+            waw(ch, o,
+                what + " overwrites bytes of " + w.wop->what +
+                    " before a cp.async.bulk.wait_group of its issuer ordered before it: that copy may land after "
+                    "this write");
+          break;
+      }
+    }
   }
 
   // A write (`what`, by a task whose clock is c) into bytes a wgmma.mma_async read: the read must
   // have been retired by a wgmma.wait_group of its warpgroup, and the write ordered after that
   // wait in some thread of the warpgroup (execution order is enough: nothing the read produced
   // is in memory).
-  void check_wgmma_read_over(size_t ch, const std::string& what, const hb_clock& c, const bulk_op& op) const {
+  void check_wgmma_read_over(size_t ch, mask_t m, const std::string& what, const hb_clock& c, const bulk_op& op) const {
     if (op.retired_by.empty())
-      war(ch, what + " while " + op.what +
-                  " may still be reading it (no wgmma.wait_group of that warpgroup has "
-                  "retired its wgmma-group: the operand is in flight from mma_async to that wait)");
-    for (const auto& [m, when] : op.retired_by)
-      if (c.exec_of(m) >= when) return;
-    war(ch, what + " is not ordered after the wgmma.wait_group that retired " + op.what +
-                " (release the stage to the writer after the wait_group, e.g. an mbarrier arrive it waits on)");
+      war(ch, m,
+          what + " while " + op.what +
+              " may still be reading it (no wgmma.wait_group of that warpgroup has "
+              "retired its wgmma-group: the operand is in flight from mma_async to that wait)");
+    for (const auto& [w, when] : op.retired_by)
+      if (c.exec_of(w) >= when) return;
+    war(ch, m,
+        what + " is not ordered after the wgmma.wait_group that retired " + op.what +
+            " (release the stage to the writer after the wait_group, e.g. an mbarrier arrive it waits on)");
   }
 
-  void note_read(chunk& k, int t, uint64_t now) {
+  // Task t read the bytes m at its time `now`: its older reads of them are superseded.
+  static void note_read(chunk& k, int t, uint64_t now, mask_t m) {
     for (auto& r : k.reads)
-      if (r.first == t) {
-        r.second = now;
-        return;
-      }
-    k.reads.push_back({t, now});
+      if (r.task == t) r.mask = mask_t(r.mask & ~m);
+    k.reads.erase(std::remove_if(k.reads.begin(), k.reads.end(), [](const rrec& r) { return r.mask == 0; }),
+                  k.reads.end());
+    k.reads.push_back({t, now, m});
   }
 
   scheduler& s_;
@@ -362,7 +477,7 @@ class buffer {
   std::string name_;
   space space_;
   int cta_;
-  size_t stages_, stage_bytes_, chunk_bytes_;
+  size_t stages_, stage_bytes_;
   std::vector<uint8_t> data_;
   std::vector<chunk> chunks_;
   std::map<size_t, hb_clock> atomic_sync_;  // per atomically accessed offset: what its releases published

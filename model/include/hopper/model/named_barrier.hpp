@@ -3,6 +3,7 @@
 // arrived to everyone who waits, so it orders memory like __syncthreads() does.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -25,13 +26,16 @@ class named_barrier {
 
   // bar.arrive id, count / barrier.cluster.arrive.release: returns the
   // generation to wait for.
-  uint64_t arrive() {
+  // `last`, if given, runs in the last arriver's step before anyone is released (the meeting of
+  // a warp instruction performed for all its lanes at once).
+  uint64_t arrive(const std::function<void()>& last = nullptr) {
     const int t = s_.current();
     s_.yield();
     s_.tick();
     gathering_.join(s_.clock(t));
     const uint64_t gen = generation_;
     if (++arrived_ == count_) {
+      if (last) last();
       released_[generation_] = gathering_;
       gathering_ = hb_clock{};
       arrived_ = 0;

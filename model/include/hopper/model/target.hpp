@@ -9,7 +9,7 @@
 // mbarriers, created when the kernel initialises them and named by the kernel.
 //
 //   world w(run_options{seed});
-//   buffer& in = w.make_global("in", bytes, 16);
+//   buffer& in = w.make_global("in", bytes);
 //   launch(w, {grid, block, cluster}, [&](target& t) {
 //     auto& ring = t.cta_shared<ring_type>("ring");         // one object per CTA, all its threads
 //     auto stages = t.shared_buffer("stages", n, bytes);    // a tracked shared buffer per CTA
@@ -162,6 +162,7 @@ class launch_state {
         const uint32_t lanes = s.block - wp * 32 < 32 ? s.block - wp * 32 : 32;
         k.warps.push_back(&w.make_named_barrier("warp " + std::to_string(wp) + " of CTA " + std::to_string(c), lanes));
         k.exchange.emplace_back(32, 0);
+        k.arrives.emplace_back();
       }
     }
     for (uint32_t c = 0; c < s.grid / s.cluster; ++c)
@@ -188,10 +189,10 @@ class launch_state {
     return *static_cast<T*>(it->second.p.get());
   }
   // One tracked shared buffer per CTA and name.
-  buffer& shared_buffer(uint32_t c, const std::string& name, size_t stages, size_t stage_bytes, size_t chunk) {
+  buffer& shared_buffer(uint32_t c, const std::string& name, size_t stages, size_t stage_bytes) {
     auto& bufs = ctas_.at(c).buffers;
     auto it = bufs.find(name);
-    if (it == bufs.end()) it = bufs.emplace(name, &w_.make_shared(name, stages, stage_bytes, int(c), chunk)).first;
+    if (it == bufs.end()) it = bufs.emplace(name, &w_.make_shared(name, stages, stage_bytes, int(c))).first;
     buffer& b = *it->second;
     if (b.stages() != stages || b.stage_bytes() != stage_bytes)
       scheduler::misuse("shared buffer '" + name + "' of CTA " + std::to_string(c) + " asked for as " +
@@ -228,6 +229,10 @@ class launch_state {
   named_barrier& cta_sync(uint32_t c) { return *ctas_.at(c).sync; }
   named_barrier& warp_sync(uint32_t c, uint32_t warp) { return *ctas_.at(c).warps.at(warp); }
   std::vector<uint64_t>& warp_exchange(uint32_t c, uint32_t warp) { return ctas_.at(c).exchange.at(warp); }
+  // The arrives of one warp instruction, gathered from its lanes: (barrier, lane's task).
+  std::vector<std::pair<barrier*, int>>& warp_arrives(uint32_t c, uint32_t warp) {
+    return ctas_.at(c).arrives.at(warp);
+  }
   named_barrier& cluster_sync(uint32_t c) { return *clusters_.at(c / s_.cluster); }
   std::map<uint64_t, bool>& cta_votes(uint32_t c) { return ctas_.at(c).votes; }
   named_barrier& bar(uint32_t c, uint32_t id, uint32_t count) {
@@ -255,8 +260,9 @@ class launch_state {
     std::map<std::string, buffer*> buffers;
     named_barrier* sync = nullptr;
     std::vector<named_barrier*> warps;
-    std::vector<std::vector<uint64_t>> exchange;  // per warp: one slot per lane
-    std::map<uint64_t, bool> votes;               // __syncthreads_or: generation -> OR so far
+    std::vector<std::vector<uint64_t>> exchange;                 // per warp: one slot per lane
+    std::vector<std::vector<std::pair<barrier*, int>>> arrives;  // per warp: see warp_arrives
+    std::map<uint64_t, bool> votes;                              // __syncthreads_or: generation -> OR so far
     std::map<uint32_t, named_barrier*> named;
   };
   world& w_;
@@ -303,9 +309,9 @@ class target {
   T& cta_shared(const std::string& name) const {
     return l_->template cta_shared<T>(cta_, name);
   }
-  // A shared buffer of `stages` x `stage_bytes` bytes of this CTA, tracked per `chunk` bytes (0: per stage).
-  smem<uint8_t> shared_buffer(const std::string& name, size_t stages, size_t stage_bytes, size_t chunk = 16) const {
-    return smem<uint8_t>(l_->shared_buffer(cta_, name, stages, stage_bytes, chunk));
+  // A shared buffer of `stages` x `stage_bytes` bytes of this CTA (its accesses tracked to the byte).
+  smem<uint8_t> shared_buffer(const std::string& name, size_t stages, size_t stage_bytes) const {
+    return smem<uint8_t>(l_->shared_buffer(cta_, name, stages, stage_bytes));
   }
 
   // ---- memory -------------------------------------------------------------------------------
@@ -614,10 +620,27 @@ class target {
     static_assert(valid_release_sem(S), "a release is .release or .relaxed");
     (void)bar(b, "mbarrier.arrive").arrive(1, S);
   }
+  // One instruction of the converged warp: lanes 0..n-1 arrive, lane r on CTA r's barrier. An
+  // instruction issues for all its active lanes at once (a warp is never preempted inside one),
+  // so the lanes meet and the last to come performs every lane's arrive in one step, each
+  // knowing, in execution order, that the others' are done: lane 0's arrive on CTA 0 is then
+  // ordered after lane 1's on CTA 1, which is what a protocol that waits on CTA 0's barrier and
+  // then arrives on CTA 1's relies on (one-sided multicast).
   template <release_sem S = release_sem::release>
   void arrive_each_cta(barrier_type& b, uint32_t n) const {
     static_assert(valid_release_sem(S), "a release is .release or .relaxed");
-    if (lane() < n) (void)remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster").arrive(1, S);
+    auto& parts = l_->warp_arrives(cta_, warp());
+    if (lane() < n) parts.push_back({&remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster"), w().current()});
+    named_barrier& nb = l_->warp_sync(cta_, warp());
+    nb.wait(nb.arrive([this, &parts] {
+      world& wd = w();
+      std::vector<uint64_t> when(parts.size());
+      for (size_t i = 0; i < parts.size(); ++i) when[i] = wd.clock(parts[i].second).tick_own(parts[i].second);
+      for (auto& [bar, t] : parts)
+        for (size_t i = 0; i < parts.size(); ++i) wd.clock(t).saw(parts[i].second, when[i]);
+      for (size_t i = 0; i < parts.size(); ++i) parts[i].first->arrive_in_step(parts[i].second, when[i], S);
+      parts.clear();
+    }));
   }
   template <release_sem S = release_sem::release>
   void arrive_on_cta(barrier_type& b, uint32_t rank) const {

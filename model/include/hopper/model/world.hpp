@@ -75,17 +75,17 @@ class world : public scheduler {
     misuse("barrier '" + b.name() + "' does not belong to this world");
   }
 
-  buffer& make_shared(std::string name, size_t stages, size_t stage_bytes, int cta = 0, size_t chunk_bytes = 0) {
+  buffer& make_shared(std::string name, size_t stages, size_t stage_bytes, int cta = 0) {
     buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name), space::shared,
-                                                cta, stages, stage_bytes, chunk_bytes));
+                                                cta, stages, stage_bytes));
     window_.place(*buffers_.back());  // its address in the CTA's shared window (shared_window.hpp)
     return *buffers_.back();
   }
   // The shared-window addresses of every CTA's shared buffers (what cvta.to.shared gives).
   const shared_window& smem_window() const { return window_; }
-  buffer& make_global(std::string name, size_t bytes, size_t chunk_bytes = 0) {
-    buffers_.push_back(std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name), space::global,
-                                                -1, 1, bytes, chunk_bytes));
+  buffer& make_global(std::string name, size_t bytes) {
+    buffers_.push_back(
+        std::make_unique<buffer>(*this, fences_, int(buffers_.size()), std::move(name), space::global, -1, 1, bytes));
     return *buffers_.back();
   }
   named_barrier& make_named_barrier(std::string name, unsigned count) {
