@@ -36,6 +36,7 @@
 #include "hopper/limits.hpp"
 #include "hopper/phase.hpp"
 #include "hopper/ptx/qualifiers.hpp"
+#include "hopper/source_location.hpp"
 #include "hopper/trace.hpp"
 
 namespace hopper {
@@ -126,6 +127,8 @@ class pipeline {
   // parity (a barrier is reused by waiting on alternating parities).
   using state = stage_state<uint32_t(Stages)>;
   static constexpr int stages = Stages;
+  // The caller's call site, for a backend that reports (the model's); empty on the device.
+  using source_location = source_location_t<Backend>;
 
   // The barriers, placed in shared memory by the kernel (on the host: in the model's CTA).
   using storage = pipeline_storage<Stages, barrier_type>;
@@ -135,7 +138,9 @@ class pipeline {
   // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the async proxy
   // and the cluster, and a CTA or cluster barrier keeps anyone from using a barrier before it
   // exists (PTX ISA, mbarrier.init and fence.mbarrier_init).
-  HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{}) {
+  HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{},
+                                          source_location loc = source_location::current()) {
+    pin(be, loc);
     if (be.init_thread()) {
       for (int s = 0; s < Stages; ++s) {
         be.init(st.full[s], 1u, "full", uint32_t(s));
@@ -149,6 +154,7 @@ class pipeline {
       be.sync_cluster();  // peers will arrive on our empty barriers and multicast into our stages
     else
       be.sync_cta();
+    unpin(be);
     return pipeline(st, p, be);
   }
 
@@ -166,20 +172,22 @@ class pipeline {
   // Producer (one thread): wait until the stage is empty, then arm its full barrier with the
   // bytes the copies will deliver (mbarrier.arrive.expect_tx). With multicast the bytes are the
   // whole stage, whichever CTAs' producers deliver them.
-  HOPPER_HD_TEMPLATE void acquire(const state& s, uint32_t bytes) {
+  HOPPER_HD_TEMPLATE void acquire(const state& s, uint32_t bytes, source_location loc = source_location::current()) {
+    pin(be_, loc);
     trace(trace::event::acquire_begin, s, 0);
     be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
     be_.arrive_expect_tx(st_->full[s.index()], bytes);
     trace(trace::event::acquire_end, s, 0);
+    unpin(be_);
   }
 
   // The same with the bytes derived from the stage's tile types.
   HOPPER_EXEC_CHECK_OFF
   template <class... Tiles>
-  HOPPER_HD void acquire(const state& s) {
+  HOPPER_HD void acquire(const state& s, source_location loc = source_location::current()) {
     static_assert(sizeof...(Tiles) > 0, "name the tile types the stage carries");
     static_assert(stage_bytes_of<Tiles...> % 16 == 0, "a stage's bytes must be a multiple of 16 (cp.async.bulk size)");
-    acquire(s, stage_bytes_of<Tiles...>);
+    acquire(s, stage_bytes_of<Tiles...>, loc);
   }
 
   // Producer: the stage's copies are issued. It signals nothing (the copies complete the
@@ -190,10 +198,12 @@ class pipeline {
   // Consumer (every thread of a consumer warp): wait until the stage's phase completed, i.e. all
   // its bytes landed; .acquire makes them visible to this thread's loads (PTX ISA,
   // mbarrier.test_wait/try_wait: .acquire).
-  HOPPER_HD_TEMPLATE void wait(const state& s) {
+  HOPPER_HD_TEMPLATE void wait(const state& s, source_location loc = source_location::current()) {
+    pin(be_, loc);
     trace(trace::event::wait_begin, s, 1);
     be_.wait(st_->full[s.index()], s.parity().value(), false);
     trace(trace::event::wait_end, s, 1);
+    unpin(be_);
   }
 
   // Consumer (every thread of a releasing warp, after its last read of the stage): arrive on the
@@ -203,8 +213,9 @@ class pipeline {
   // .shared::cluster). `Sem` says how the reads are ordered (release_sem).
   HOPPER_EXEC_CHECK_OFF
   template <release_sem Sem = release_sem::release>
-  HOPPER_HD void release(const state& s) {
+  HOPPER_HD void release(const state& s, source_location loc = source_location::current()) {
     static_assert(valid_release_sem(Sem), "pipeline::release: .sem must be release_sem::release or ::relaxed");
+    pin(be_, loc);
     barrier_type& e = st_->empty[s.index()];
     const bool remote = p_.multicast && p_.cluster_size > 1;
     if (release_form(p_) == release_by::each_lane) {
@@ -214,6 +225,7 @@ class pipeline {
       } else {
         be_.template arrive<Sem>(e);
       }
+      unpin(be_);
       return;
     }
     be_.warp_sync();
@@ -223,19 +235,37 @@ class pipeline {
     } else if (be_.warp_leader()) {
       be_.template arrive<Sem>(e);
     }
+    unpin(be_);
   }
 
   // Producer tail, from the state after its last acquire: wait for the release of every stage,
   // so that this CTA does not exit while consumers (its own, or a peer's arriving remotely) may
   // still arrive on its empty barriers. A stage never used passes at once (fresh parity).
-  HOPPER_HD_TEMPLATE void drain(state s) {
+  HOPPER_HD_TEMPLATE void drain(state s, source_location loc = source_location::current()) {
+    pin(be_, loc);
     trace(trace::event::drain_begin, s, 0);
     for (int k = 0; k < Stages; ++k, ++s) be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
     trace(trace::event::drain_end, s, 0);
+    unpin(be_);
   }
 
  private:
   HOPPER_HD_TEMPLATE pipeline(storage& st, const pipeline_params& p, Backend be) : st_(&st), p_(p), be_(be) {}
+
+  // The members the pipeline calls on the backend report the caller's call site (a backend that
+  // takes none, the device's, compiles this to nothing).
+  HOPPER_HD_TEMPLATE static void pin(Backend& be, const source_location& loc) {
+    if constexpr (takes_source_location<Backend>)
+      be.pin_source(loc);
+    else
+      (void)be, (void)loc;
+  }
+  HOPPER_HD_TEMPLATE static void unpin(Backend& be) {
+    if constexpr (takes_source_location<Backend>)
+      be.unpin_source();
+    else
+      (void)be;
+  }
 
   // With tracing off this is empty after `if constexpr`; HOPPER_PIPELINE_NO_TRACE_HOOKS removes
   // even the call, which is the reference tests/host/pipeline_trace_sass.cpp compares against.

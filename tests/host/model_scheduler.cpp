@@ -63,13 +63,15 @@ TEST(ModelScheduler, DeadlockNamesEveryTaskBarrierParityAndCounts) {
   }
 }
 
+// A loop that keeps doing something (here: counting in shared memory) but never ends.
 TEST(ModelScheduler, StepLimitReportsWhereTasksStopped) {
   program p = [](world& w) {
     barrier& b = w.make_barrier("spin");
+    buffer& n = w.make_shared("n", 1, 16);
     w.spawn("spinner", [&] {
       b.init(1);
-      while (!b.test_wait(0)) {
-      }
+      n.store<uint32_t>(0, 0);
+      while (!b.test_wait(0)) n.store<uint32_t>(0, n.load<uint32_t>(0) + 1);
     });
   };
   run_options o;
@@ -78,6 +80,41 @@ TEST(ModelScheduler, StepLimitReportsWhereTasksStopped) {
   EXPECT_EQ(r.kind, error_kind::step_limit) << r.message;
   EXPECT_NE(r.message.find("spinner"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("mbarrier.test_wait.parity spin"), std::string::npos) << r.message;
+}
+
+// A try_wait loop on a phase nothing can complete, beside a thread blocked on another: no task
+// can make progress, a deadlock naming both and the barriers' state (not a step limit).
+TEST(ModelScheduler, PollingLoopWithNoProgressIsADeadlock) {
+  program p = [](world& w) {
+    barrier& a = w.make_barrier("a");
+    barrier& b = w.make_barrier("b");
+    named_barrier& cta = w.make_named_barrier("bar.sync 0", 2);
+    w.spawn("poller", [&] {
+      a.init(1);
+      b.init(2);
+      cta.sync();
+      while (!a.try_wait(0)) {
+      }
+    });
+    w.spawn("waiter", [&] {
+      cta.sync();
+      b.arrive();
+      b.wait(0);
+    });
+  };
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    run_options o;
+    o.seed = seed;
+    const outcome r = run_once(p, o);
+    ASSERT_EQ(r.kind, error_kind::deadlock) << r.message;
+    EXPECT_NE(r.message.find("task 'poller' (CTA 0): poll (try_wait loop) parity 0 of barrier a phase 0"),
+              std::string::npos)
+        << r.message;
+    EXPECT_NE(r.message.find("task 'waiter' (CTA 0): wait on parity 0 of barrier b phase 0 (parity 0), pending 1/2"),
+              std::string::npos)
+        << r.message;
+    EXPECT_LT(r.steps, 100u) << r.message;
+  }
 }
 
 TEST(ModelScheduler, ApiMisuseIsReported) {

@@ -18,6 +18,7 @@
 #include "hopper/model/clock.hpp"
 #include "hopper/model/mbarrier.hpp"
 #include "hopper/model/scheduler.hpp"
+#include "hopper/model/source_location.hpp"
 #include "hopper/ptx/qualifiers.hpp"
 
 namespace hopper::model {
@@ -29,7 +30,9 @@ using sem = ::hopper::ptx::sem;
 
 class barrier {
  public:
-  barrier(scheduler& s, int id, std::string name, int cta) : s_(s), id_(id), cta_(cta), st_(std::move(name)) {}
+  barrier(scheduler& s, int id, std::string name, int cta) : s_(s), id_(id), cta_(cta), st_(std::move(name)) {
+    st_.set_owner("CTA " + std::to_string(cta));
+  }
   barrier(const barrier&) = delete;
   barrier& operator=(const barrier&) = delete;
 
@@ -37,14 +40,15 @@ class barrier {
   int cta() const { return cta_; }
   const std::string& name() const { return st_.name(); }
   const mbarrier_state& state() const { return st_; }
-  std::string describe() const { return st_.describe() + " of CTA " + std::to_string(cta_); }
+  std::string describe() const { return st_.describe(); }
 
   // mbarrier.init.shared::cta.b64 [addr], count
   void init(uint32_t count) {
     const int t = enter("mbarrier.init", false);
-    if (s_.task_cta(t) != cta_) st_.fail("mbarrier.init", s_.where(t) + " initialises a barrier of another CTA");
+    if (s_.task_cta(t) != cta_) st_.fail("mbarrier.init", s_.where_at(t) + " initialises a barrier of another CTA");
     st_.init(count);
     init_task_ = t;
+    init_loc_ = s_.loc(t);
     init_time_ = s_.tick();
     fence_init_time_ = async_fence_time_ = 0;
     last_arrive_.clear();
@@ -99,14 +103,14 @@ class barrier {
   void expect_tx(uint32_t bytes) {
     const int t = enter("mbarrier.expect_tx", true);
     check_phase_race(s_.clock(t), t, "mbarrier.expect_tx");
-    cur_.add(t, s_.tick(), "mbarrier.expect_tx");
+    cur_.add(t, s_.tick(), "mbarrier.expect_tx", s_.loc(t));
     changing("mbarrier.expect_tx", [&] { st_.expect_tx(bytes); });
   }
   // mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], txCount, issued by a task
   void complete_tx(uint32_t bytes) {
     const int t = enter("mbarrier.complete_tx", true);
     check_phase_race(s_.clock(t), t, "mbarrier.complete_tx");
-    cur_.add(t, s_.tick(), "mbarrier.complete_tx");
+    cur_.add(t, s_.tick(), "mbarrier.complete_tx", s_.loc(t));
     changing("mbarrier.complete_tx", [&] { st_.complete_tx(bytes); });
   }
 
@@ -127,7 +131,7 @@ class barrier {
       st_.fail(op, copy +
                        " uses the barrier through the async proxy "
                        "but its mbarrier.init by " +
-                       s_.where(init_task_) +
+                       init_by() +
                        " was not followed by that task's fence.mbarrier_init (or fence.proxy.async) "
                        "ordered before the copy" +
                        fence_by_other_note());
@@ -151,6 +155,9 @@ class barrier {
     if (r) {
       acquire(t, m);
       check_wait_history(t, parity, int64_t(st_.phase()) - 1);
+      s_.polled();
+    } else {
+      s_.polling([this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); });
     }
     return r;
   }
@@ -163,8 +170,9 @@ class barrier {
   void wait(uint32_t parity, sem m = sem::acquire) {
     while (!poll(parity, false, m)) {
       const uint64_t ph = st_.phase();
-      s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
-                     [this, parity] { return "parity " + std::to_string(parity) + " of " + describe(); });
+      s_.block_until(
+          [this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
+          [this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); });
     }
   }
   // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state
@@ -181,7 +189,9 @@ class barrier {
     while (!test_wait(tok)) {
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph] { return !st_.valid() || st_.phase() != ph; },
-                     [this, tok] { return "the token of phase " + std::to_string(tok.phase) + " of " + describe(); });
+                     [this, tok] {
+                       return "the token of phase " + std::to_string(tok.phase) + " of " + describe() + exited_note();
+                     });
     }
   }
   // A wait whose program knows the phase it means (a pipeline state): phase k must be the
@@ -195,7 +205,8 @@ class barrier {
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
                      [this, k] {
-                       return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " + describe();
+                       return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " +
+                              describe() + exited_note();
                      });
     }
     last_wait_[s_.current()] = int64_t(k);
@@ -223,6 +234,16 @@ class barrier {
   }
 
  private:
+  // "; exited without arriving on phase n: threads 32-63 (warp 1) of CTA 0": the tasks that arrived
+  // on an earlier phase and have ended (a thread that returned early skips its arrivals).
+  std::string exited_note() const {
+    std::vector<int> gone;
+    for (const auto& [t, ph] : last_arrive_)
+      if (ph < st_.phase() && s_.task_done(t)) gone.push_back(t);
+    if (gone.empty()) return {};
+    return "; exited without arriving on phase " + std::to_string(st_.phase()) + ": " + s_.tasks_named(gone);
+  }
+  std::string init_by() const { return s_.where(init_task_) + init_loc_.at(); }
   std::string fence_by_other_note() const {
     if (fence_other_ < 0) return "";
     return " (fence.mbarrier_init was issued by " + s_.where(fence_other_) +
@@ -236,12 +257,17 @@ class barrier {
   bool poll(uint32_t parity, bool program_call, sem m = sem::acquire, bool history = true) {
     check_sem("mbarrier.try_wait.parity", m, sem::acquire);
     const int t = enter("mbarrier.try_wait.parity", true);
-    bool r = st_.test_wait_parity(parity);
+    const bool complete = st_.test_wait_parity(parity);
+    bool r = complete;
     if (r && s_.spurious(program_call)) r = false;
     if (r) {
       acquire(t, m);
       if (history) check_wait_history(t, parity, int64_t(st_.phase()) - 1);
     }
+    if (complete)
+      s_.polled();
+    else
+      s_.polling([this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); });
     return r;
   }
 
@@ -263,13 +289,13 @@ class barrier {
   }
   void check_use(int t, const char* op) const {
     if (s_.cta_exited(cta_))
-      st_.fail(op, s_.where(t) + " uses a barrier whose CTA " + std::to_string(cta_) + " has exited");
-    if (!st_.valid()) st_.fail(op, s_.where(t) + " uses a barrier that is not initialised (or was invalidated)");
+      st_.fail(op, s_.where_at(t) + " uses a barrier whose CTA " + std::to_string(cta_) + " has exited");
+    if (!st_.valid()) st_.fail(op, s_.where_at(t) + " uses a barrier that is not initialised (or was invalidated)");
     if (t != init_task_ && s_.clock(t).of(init_task_) < init_time_)
-      st_.fail(op, s_.where(t) + " uses the barrier but its mbarrier.init by " + s_.where(init_task_) +
+      st_.fail(op, s_.where_at(t) + " uses the barrier but its mbarrier.init by " + init_by() +
                        " is not ordered before this use (no synchronisation after the init)");
     if (s_.task_cta(t) != cta_ && (fence_init_time_ == 0 || s_.clock(t).of(init_task_) < fence_init_time_))
-      st_.fail(op, s_.where(t) + " uses the barrier from another CTA but its mbarrier.init by " + s_.where(init_task_) +
+      st_.fail(op, s_.where_at(t) + " uses the barrier from another CTA but its mbarrier.init by " + init_by() +
                        " was not followed by that task's fence.mbarrier_init "
                        "ordered before this use" +
                        fence_by_other_note());
@@ -283,7 +309,7 @@ class barrier {
     check_phase_race(s_.clock(t), t, op);
     // .release publishes this task's history into the phase; .relaxed only its place in
     // execution order (what it had observed is over, but none of its accesses are ordered).
-    cur_.add(t, when ? when : s_.tick(), op);
+    cur_.add(t, when ? when : s_.tick(), op, s_.loc(t));
     if (m == sem::release) {
       current_.join(s_.clock(t));
     } else {
@@ -309,18 +335,20 @@ class barrier {
     std::string other;
     for (const auto& [x, when] : prev_.tasks)
       if (c.exec_of(x) < when) {
-        other = s_.where(x) + "'s " + prev_.op_of(x);
+        other = prev_.event_of(s_, x);
         break;
       }
     if (other.empty() && prev_.copies > 0) other = "the complete_tx of " + prev_.copy;
     if (other.empty()) return;
-    const std::string who = copy ? "the complete_tx of " + *copy : s_.where(actor) + "'s " + op;
+    const std::string who =
+        copy ? "the complete_tx of " + *copy : std::string("the ") + op + " of " + s_.where_at(actor);
     throw model_error(error_kind::wrong_phase,
                       "phase race on " + describe() + ": " + who + " is counted on phase " + std::to_string(n) +
                           " but is not ordered after " + other + ", counted on phase " + std::to_string(n - 1) +
                           ": in another schedule it runs first and is counted on phase " + std::to_string(n - 1) +
-                          " (an arrival for the next phase before a wait observed this one complete, or more "
-                          "arrivals per phase than the barrier's count)");
+                          (copy ? " (more bytes than the phase expects: its expect_tx is short)"
+                                : " (an arrival for the next phase before a wait observed this one complete, or "
+                                  "more arrivals per phase than the barrier's count)"));
   }
 
   // A wait's phase from the task's history (PTX ISA, mbarrier.test_wait/try_wait: .parity names
@@ -342,7 +370,7 @@ class barrier {
     const int64_t want = same ? lo : lo + 1;
     const std::string why = arrived ? "its arrival was counted on phase " + std::to_string(a->second)
                                     : "its last wait observed phase " + std::to_string(w->second);
-    const std::string head = s_.where(t) + " waits on parity " + std::to_string(parity) + " for phase " +
+    const std::string head = s_.where_at(t) + " waits on parity " + std::to_string(parity) + " for phase " +
                              std::to_string(want) + " (" + why + ")";
     if (observed < want)
       throw model_error(error_kind::wrong_phase, "stale parity on " + describe() + ": " + head +
@@ -385,29 +413,31 @@ class barrier {
   int cta_;
   mbarrier_state st_;
   int init_task_ = -1;
+  src_loc init_loc_;
   uint64_t init_time_ = 0, fence_init_time_ = 0, async_fence_time_ = 0;
   int fence_other_ = -1;
   // The events counted on one phase: per task the time (its own clock) and form of its latest
   // one, and the copy-engine completions.
   struct phase_events {
     std::vector<std::pair<int, uint64_t>> tasks;
-    std::vector<const char*> ops;
+    std::vector<std::pair<const char*, src_loc>> ops;  // per task: its latest event's form and call site
     size_t copies = 0;
     std::string copy;  // the first copy counted, for a report
-    void add(int t, uint64_t when, const char* op = "arrival") {
+    void add(int t, uint64_t when, const char* op, const src_loc& loc) {
       for (size_t i = 0; i < tasks.size(); ++i)
         if (tasks[i].first == t) {
           tasks[i].second = when;
-          ops[i] = op;
+          ops[i] = {op, loc};
           return;
         }
       tasks.push_back({t, when});
-      ops.push_back(op);
+      ops.push_back({op, loc});
     }
-    std::string op_of(int t) const {
+    // "the mbarrier.arrive of task 'x' (CTA 0) at file:line (function)"
+    std::string event_of(const scheduler& s, int t) const {
       for (size_t i = 0; i < tasks.size(); ++i)
-        if (tasks[i].first == t) return ops[i];
-      return "arrival";
+        if (tasks[i].first == t) return std::string("the ") + ops[i].first + " of " + s.where(t) + ops[i].second.at();
+      return "the arrival of " + s.where(t);
     }
   };
   std::map<int, uint64_t> last_arrive_;  // task -> phase its last arrival was counted on

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "hopper/limits.hpp"
 #include "hopper/model/error.hpp"
@@ -36,6 +37,8 @@ class mbarrier_state {
   explicit mbarrier_state(std::string name = "mbarrier") : name_(std::move(name)) {}
 
   const std::string& name() const { return name_; }
+  // Whose shared memory holds it ("CTA 1"), named in every report.
+  void set_owner(std::string owner) { owner_ = std::move(owner); }
   bool valid() const { return valid_; }
   uint64_t phase() const { return phase_; }  // phases completed so far
   uint32_t parity() const { return uint32_t(phase_ & 1); }
@@ -143,12 +146,12 @@ class mbarrier_state {
   std::string describe() const {
     std::ostringstream o;
     o << "barrier " << name_;
-    if (!valid_) {
+    if (!valid_)
       o << " (not initialised or invalidated)";
-      return o.str();
-    }
-    o << " phase " << phase_ << " (parity " << (phase_ & 1) << "), pending " << pending_ << "/" << expected_
-      << ", tx-count " << tx_;
+    else
+      o << " phase " << phase_ << " (parity " << (phase_ & 1) << "), pending " << pending_ << "/" << expected_
+        << ", tx-count " << tx_;
+    if (!owner_.empty()) o << " of " << owner_;
     return o.str();
   }
 
@@ -191,6 +194,7 @@ class mbarrier_state {
   }
 
   std::string name_;
+  std::string owner_;
   bool valid_ = false;
   uint64_t phase_ = 0;
   uint32_t expected_ = 0;

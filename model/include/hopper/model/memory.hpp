@@ -111,9 +111,10 @@ class buffer {
   uint8_t* host_data() { return data_.data(); }
   const uint8_t* host_data() const { return data_.data(); }
 
-  // st.shared / st.global by the current task (generic proxy).
-  void write(size_t offset, const void* src, size_t n) {
+  // st.shared / st.global by the current task (generic proxy), written at `loc`.
+  void write(size_t offset, const void* src, size_t n, const src_loc& loc = {}) {
     const int t = s_.current();
+    if (loc.known()) s_.at(loc);
     range("st (generic write)", offset, n);
     each(offset, n, [&](size_t c, mask_t m) { check_write(t, c, m, s_.clock(t), "generic write", false); });
     const uint64_t now = s_.tick();
@@ -124,17 +125,19 @@ class buffer {
       w.writer = t;
       w.wtime = now;
       w.mask = m;
+      w.loc = s_.loc(t);
       overwrite(k, w);
     });
     std::memcpy(data_.data() + offset, src, n);
   }
-  // ld.shared / ld.global by the current task (generic proxy).
-  void read(size_t offset, void* dst, size_t n) {
+  // ld.shared / ld.global by the current task (generic proxy), written at `loc`.
+  void read(size_t offset, void* dst, size_t n, const src_loc& loc = {}) {
     const int t = s_.current();
+    if (loc.known()) s_.at(loc);
     range("ld (generic read)", offset, n);
     each(offset, n, [&](size_t c, mask_t m) { check_generic_read(t, c, m); });
     const uint64_t now = s_.tick();
-    each(offset, n, [&](size_t c, mask_t m) { note_read(chunks_[c], t, now, m); });
+    each(offset, n, [&](size_t c, mask_t m) { note_read(chunks_[c], t, now, m, s_.loc(t)); });
     std::memcpy(dst, data_.data() + offset, n);
   }
   template <class T>
@@ -165,7 +168,8 @@ class buffer {
     range("atom.add", offset, sizeof(T));
     each(offset, sizeof(T), [&](size_t c, mask_t m) {
       if (chunks_[c].inflight)
-        raw(c, m, s_.where(t) + " adds to it atomically while " + chunks_[c].inflight->what + " into it is in flight");
+        raw(c, m,
+            s_.where_at(t) + " adds to it atomically while " + chunks_[c].inflight->what + " into it is in flight");
     });
     T old;
     std::memcpy(&old, data_.data() + offset, sizeof(T));
@@ -221,7 +225,7 @@ class buffer {
         if (!(w.mask & m)) continue;
         if (w.wk == wkind::generic && !fenced(w, op->issuer, c))
           raw(ch, w.mask & m,
-              op->what + " (async proxy) reads the generic write of " + s_.where(w.writer) +
+              op->what + " (async proxy) reads the generic write of " + s_.where(w.writer) + w.loc.at() +
                   " with no fence.proxy.async by that task after its write and ordered before the copy");
         if (w.wk == wkind::phase && c.phases(w.bar) <= w.bar_phase)
           raw(ch, w.mask & m,
@@ -268,12 +272,14 @@ class buffer {
     uint64_t bar_phase = 0;
     std::shared_ptr<bulk_op> wop;  // the copy whose bytes these are
     mask_t mask = 0;
+    src_loc loc;  // where a generic write was made
   };
   // A generic read of the bytes in `mask` by `task` at its time `when`, since their last write.
   struct rrec {
     int task;
     uint64_t when;
     mask_t mask;
+    src_loc loc;
   };
   struct chunk {
     std::vector<wrec> writes;                           // disjoint masks; unwritten bytes have none
@@ -355,8 +361,8 @@ class buffer {
     const chunk& k = chunks_[ch];
     const hb_clock& c = s_.clock(t);
     if (k.inflight)
-      raw(ch, m, s_.where(t) + " reads it while " + k.inflight->what + " into it is in flight (read before full)");
-    if (space_ == space::shared) check_written(ch, m, s_.where(t) + " reads");
+      raw(ch, m, s_.where_at(t) + " reads it while " + k.inflight->what + " into it is in flight (read before full)");
+    if (space_ == space::shared) check_written(ch, m, s_.where_at(t) + " reads");
     for (const wrec& w : k.writes) {
       const mask_t o = w.mask & m;
       if (!o) continue;
@@ -364,18 +370,19 @@ class buffer {
         case wkind::generic:
           if (w.writer != t && c.of(w.writer) < w.wtime)
             raw(ch, o,
-                s_.where(t) + " reads the write of " + s_.where(w.writer) + " with no synchronisation ordering them");
+                s_.where_at(t) + " reads the write of " + s_.where(w.writer) + w.loc.at() +
+                    " with no synchronisation ordering them");
           break;
         case wkind::phase:
           if (c.phases(w.bar) <= w.bar_phase)
             raw(ch, o,
-                s_.where(t) + " reads bytes of " + w.wop->what + " counted on phase " + std::to_string(w.bar_phase) +
+                s_.where_at(t) + " reads bytes of " + w.wop->what + " counted on phase " + std::to_string(w.bar_phase) +
                     " of barrier " + *w.bar_name + ", which this task has not observed complete (stale data)");
           break;
         case wkind::bulk:
           if (w.wop->write_retired == 0 || (w.wop->issuer != t && c.of(w.wop->issuer) < w.wop->write_retired))
             raw(ch, o,
-                s_.where(t) + " reads bytes of " + w.wop->what +
+                s_.where_at(t) + " reads bytes of " + w.wop->what +
                     " before a cp.async.bulk.wait_group of its issuer ordered before the read");
           break;
       }
@@ -387,7 +394,7 @@ class buffer {
   void check_write(int t, size_t ch, mask_t m, const hb_clock& c, const std::string& op, bool async) const {
     const chunk& k = chunks_[ch];
     // an async op's name already says who issued it
-    const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where(t);
+    const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where_at(t);
     if (k.inflight) waw(ch, m, what + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& rd : k.async_reads) {
       if (rd->wgmma_key >= 0) {
@@ -408,7 +415,7 @@ class buffer {
       if ((r.mask & m) && r.task != t && c.of(r.task) < r.when) {
         const std::string relaxed = s_.relaxed_arrive_after(r.task, r.when);
         war(ch, r.mask & m,
-            what + " while " + s_.where(r.task) +
+            what + " while " + s_.where(r.task) + r.loc.at() +
                 " may still be reading it (its read is not ordered before this write: " +
                 (relaxed.empty() ? std::string("a stage is released after its last read") : relaxed) + ")");
       }
@@ -418,10 +425,10 @@ class buffer {
       switch (w.wk) {
         case wkind::generic:
           if (w.writer != t && c.of(w.writer) < w.wtime)
-            waw(ch, o, what + " races with the unordered write of " + s_.where(w.writer));
+            waw(ch, o, what + " races with the unordered write of " + s_.where(w.writer) + w.loc.at());
           if (async && !fenced(w, t, c))
             waw(ch, o,
-                what + " (async proxy) overwrites the generic write of " + s_.where(w.writer) +
+                what + " (async proxy) overwrites the generic write of " + s_.where(w.writer) + w.loc.at() +
                     " with no fence.proxy.async by that task after its write and ordered before the copy: the "
                     "generic write may land after the copy's");
           break;
@@ -463,12 +470,12 @@ class buffer {
   }
 
   // Task t read the bytes m at its time `now`: its older reads of them are superseded.
-  static void note_read(chunk& k, int t, uint64_t now, mask_t m) {
+  static void note_read(chunk& k, int t, uint64_t now, mask_t m, const src_loc& loc) {
     for (auto& r : k.reads)
       if (r.task == t) r.mask = mask_t(r.mask & ~m);
     k.reads.erase(std::remove_if(k.reads.begin(), k.reads.end(), [](const rrec& r) { return r.mask == 0; }),
                   k.reads.end());
-    k.reads.push_back({t, now, m});
+    k.reads.push_back({t, now, m, loc});
   }
 
   scheduler& s_;

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -43,6 +44,7 @@
 
 #include "hopper/model/clock.hpp"
 #include "hopper/model/error.hpp"
+#include "hopper/model/source_location.hpp"
 
 namespace hopper::model {
 
@@ -122,6 +124,14 @@ class scheduler {
           if (live_tasks() == 0) break;
           report_deadlock();
         }
+        // Every task that can run only polls barriers whose phase is incomplete, and has done
+        // nothing else since the last event of any task or of the copy engine: no task can make
+        // progress (a try_wait loop that never succeeds is a deadlock, not a step limit).
+        if (agents_.empty() && !ready_.empty() && std::all_of(ready_.begin(), ready_.end(), [this](int id) {
+              const task& k = *tasks_[size_t(id)];
+              return k.status == state::ready && k.polls && k.poll_event == events_;
+            }))
+          report_deadlock(true);
         if (++steps_ > opt_.step_limit) report_step_limit();
         const size_t k = choose(n);
         if (k < ready_.size()) {
@@ -129,6 +139,7 @@ class scheduler {
         } else {
           auto action = std::move(agents_[k - ready_.size()]);
           agents_.erase(agents_.begin() + long(k - ready_.size()));
+          ++events_;
           action.run();
         }
       }
@@ -157,7 +168,49 @@ class scheduler {
   uint64_t tick() {
     task& t = *tasks_[size_t(current())];
     t.clock.tick(t.id);
+    ++events_;
     return t.clock.of(t.id);
+  }
+
+  // The current task's poll (try_wait) found its phase incomplete: what it polls, for a report
+  // if nothing else happens any more (a polling loop with no progress possible is a deadlock).
+  void polling(std::function<std::string()> what) {
+    task& k = *tasks_[size_t(current())];
+    k.polls = std::move(what);
+    k.poll_event = events_;
+  }
+  void polled() { tasks_[size_t(current())]->polls = nullptr; }
+  bool task_done(int t) const { return tasks_.at(size_t(t))->status == state::done; }
+
+  // Tasks by name, grouped: "threads 32-159 (warps 1-4)" for the threads of one CTA of a
+  // launch, else their names ("task 'a', task 'b'"), at most 8 then a count.
+  std::string tasks_named(const std::vector<int>& ids) const {
+    std::vector<unsigned> threads;
+    std::set<unsigned> warps;
+    bool launch = !ids.empty();
+    for (int id : ids) {
+      unsigned th = 0, wp = 0, ln = 0;
+      if (std::sscanf(tasks_.at(size_t(id))->name.c_str(), "thread %u (warp %u lane %u)", &th, &wp, &ln) != 3 ||
+          tasks_.at(size_t(id))->cta != tasks_.at(size_t(ids[0]))->cta) {
+        launch = false;
+        break;
+      }
+      threads.push_back(th);
+      warps.insert(wp);
+    }
+    std::ostringstream o;
+    if (launch) {
+      std::sort(threads.begin(), threads.end());
+      o << (threads.size() == 1 ? "thread " : "threads ") << ranges(threads);
+      std::vector<unsigned> w(warps.begin(), warps.end());
+      o << " (" << (w.size() == 1 ? "warp " : "warps ") << ranges(w);
+      if (threads.size() > 1) o << ", " << threads.size() << " threads";
+      o << ") of CTA " << tasks_.at(size_t(ids[0]))->cta;
+      return o.str();
+    }
+    for (size_t i = 0; i < ids.size() && i < 8; ++i) o << (i ? ", " : "") << where(ids[i]);
+    if (ids.size() > 8) o << " and " << ids.size() - 8 << " more";
+    return o.str();
   }
 
   // A synchronising point: the scheduler may run anything else before this task goes on.
@@ -284,6 +337,28 @@ class scheduler {
     const task& k = *tasks_.at(size_t(t));
     return "task '" + k.name + "' (CTA " + std::to_string(k.cta) + ")";
   }
+  // where(t) and the call site of t's operation in progress (for the acting task of a report).
+  std::string where_at(int t) const { return where(t) + tasks_.at(size_t(t))->loc.at(); }
+
+  // ---- call sites -------------------------------------------------------------------------
+  // The call site of the current task's next operation (a target member's caller). Ignored while
+  // a caller further out has pinned its own (the pipeline's callers: pin, then the backend's
+  // members, then unpin).
+  void at(const src_loc& l) {
+    if (current_ < 0) return;
+    task& k = *tasks_[size_t(current_)];
+    if (!k.pinned) k.loc = l;
+  }
+  void pin(const src_loc& l) {
+    if (current_ < 0) return;
+    task& k = *tasks_[size_t(current_)];
+    k.loc = l;
+    k.pinned = true;
+  }
+  void unpin() {
+    if (current_ >= 0) tasks_[size_t(current_)]->pinned = false;
+  }
+  const src_loc& loc(int t) const { return tasks_.at(size_t(t))->loc; }
 
  private:
   enum class state { ready, running, blocked, done };
@@ -300,6 +375,10 @@ class scheduler {
     std::function<std::string()> what_fn;
     std::string last = "start";
     hb_clock clock;
+    std::function<std::string()> polls;  // what its last poll found incomplete (see polling)
+    uint64_t poll_event = 0;             // events_ then
+    src_loc loc;                         // the call site of its operation in progress
+    bool pinned = false;                 // loc set by a caller further out (see at)
   };
   struct agent {
     std::string what;
@@ -314,8 +393,16 @@ class scheduler {
     try {
       t.body();
     } catch (const detail::task_abort&) {
-    } catch (...) {
+    } catch (const model_error&) {
       if (!self->error_) self->error_ = std::current_exception();
+    } catch (const std::exception& e) {  // the kernel body's own: name the thread it came from
+      if (!self->error_)
+        self->error_ =
+            std::make_exception_ptr(model_error(error_kind::api_misuse, self->where_at(t.id) + " threw " + e.what()));
+    } catch (...) {
+      if (!self->error_)
+        self->error_ = std::make_exception_ptr(model_error(
+            error_kind::api_misuse, self->where_at(t.id) + " threw an exception that is not a std::exception"));
     }
     t.status = state::done;
     self->leaving_task_for_good();
@@ -396,13 +483,32 @@ class scheduler {
     return n;
   }
 
-  [[noreturn]] void report_deadlock() {
+  // Every live task blocked (or, `polling`, only polling barriers whose phase cannot complete):
+  // the tasks grouped by what they wait on and where.
+  [[noreturn]] void report_deadlock(bool polling = false) {
     std::ostringstream o;
-    o << "at step " << steps_ << " every live task is blocked";
+    o << "at step " << steps_
+      << (polling ? " no task can make progress: every live task is blocked or polls a barrier in a loop"
+                  : " every live task is blocked");
+    std::vector<std::pair<std::string, std::vector<int>>> groups;  // "waits on X at loc" -> tasks
     for (auto& t : tasks_) {
-      if (t->status != state::blocked) continue;
-      o << "\n  " << where(t->id) << " waits on " << (t->what_fn ? t->what_fn() : "?");
+      std::string what;
+      if (t->status == state::blocked)
+        what = "wait on " + (t->what_fn ? t->what_fn() : std::string("?"));
+      else if (t->status != state::done)
+        what = t->polls ? "poll (try_wait loop) " + t->polls() : "last at " + t->last;
+      else
+        continue;
+      what += t->loc.at();
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+        return g.first == what && tasks_[size_t(g.second[0])]->cta == t->cta;
+      });
+      if (it == groups.end())
+        groups.push_back({what, {t->id}});
+      else
+        it->second.push_back(t->id);
     }
+    for (const auto& [what, ids] : groups) o << "\n  " << tasks_named(ids) << ": " << what;
     throw model_error(error_kind::deadlock, o.str());
   }
 
@@ -441,6 +547,19 @@ class scheduler {
     return z ^ (z >> 31);
   }
 
+  // "0-3, 7, 9-10"
+  static std::string ranges(const std::vector<unsigned>& v) {
+    std::ostringstream o;
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i;
+      while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+      o << (i ? ", " : "") << v[i];
+      if (j > i) o << "-" << v[j];
+      i = j + 1;
+    }
+    return o.str();
+  }
+
   static std::string escape(const std::string& s) {
     std::string r;
     for (char c : s) {
@@ -466,6 +585,7 @@ class scheduler {
   int current_ = -1;
   bool running_ = false, ran_ = false, aborting_ = false, exhaustive_ = false;
   uint64_t steps_ = 0;
+  uint64_t events_ = 0;  // events of tasks (ticks) and copy-engine actions so far
   std::exception_ptr error_;
   std::vector<size_t> replay_;
   size_t pos_ = 0;

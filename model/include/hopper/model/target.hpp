@@ -31,6 +31,7 @@
 #include "hopper/model/barrier.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/named_barrier.hpp"
+#include "hopper/model/source_location.hpp"
 #include "hopper/model/wgmma.hpp"
 #include "hopper/model/world.hpp"
 #include "hopper/phase.hpp"
@@ -61,17 +62,17 @@ class model_view {
   size_t offset() const { return off_; }  // in bytes
   bool valid() const { return b_ != nullptr; }
 
-  value_type load(size_t i) const {
+  value_type load(size_t i, src_loc loc = src_loc::current()) const {
     value_type v;
-    buf().read(off_ + i * sizeof(E), &v, sizeof(E));
+    buf().read(off_ + i * sizeof(E), &v, sizeof(E), loc);
     return v;
   }
-  value_type load_volatile(size_t i) const { return load(i); }
-  void store(size_t i, const value_type& v) const {
+  value_type load_volatile(size_t i, src_loc loc = src_loc::current()) const { return load(i, loc); }
+  void store(size_t i, const value_type& v, src_loc loc = src_loc::current()) const {
     static_assert(!std::is_const<E>::value, "store through a view of const elements");
-    buf().write(off_ + i * sizeof(E), &v, sizeof(E));
+    buf().write(off_ + i * sizeof(E), &v, sizeof(E), loc);
   }
-  void store_volatile(size_t i, const value_type& v) const { store(i, v); }
+  void store_volatile(size_t i, const value_type& v, src_loc loc = src_loc::current()) const { store(i, v, loc); }
 
  protected:
   buffer* b_ = nullptr;
@@ -316,41 +317,49 @@ class target {
 
   // ---- memory -------------------------------------------------------------------------------
   template <class E>
-  u32x4 ld_shared_v4_u32(smem<E> p) const {
+  u32x4 ld_shared_v4_u32(smem<E> p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     u32x4 v;
     p.buf().read(p.offset(), &v, 16);
     return v;
   }
   template <class E>
-  void st_global_v4_u32(gmem<E> p, u32x4 v) const {
+  void st_global_v4_u32(gmem<E> p, u32x4 v, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     p.buf().write(p.offset(), &v, 16);
   }
   template <class E>
-  void st_global_cs_v4_u32(gmem<E> p, u32x4 v) const {
+  void st_global_cs_v4_u32(gmem<E> p, u32x4 v, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     p.buf().write(p.offset(), &v, 16);
   }
   template <class E>
-  void st_global_L2_cache_hint_v4_u32(gmem<E> p, u32x4 v, uint64_t policy) const {
+  void st_global_L2_cache_hint_v4_u32(gmem<E> p, u32x4 v, uint64_t policy, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     check_policy(policy, "st.global.L2::cache_hint");
     p.buf().write(p.offset(), &v, 16);
   }
   template <class E>
-  E atomic_add(gmem<E> p, size_t i, E v) const {
+  E atomic_add(gmem<E> p, size_t i, E v, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     if (p.offset() % sizeof(E) != 0) scheduler::misuse("atom.add at a misaligned offset");
     return p.buf().template atomic_add<E>(p.offset() / sizeof(E) + i, v);
   }
   // st.global.cg / ld.global.cg (cached in L2 only): ordinary tracked accesses on the model.
   template <class E>
-  void st_global_cg(gmem<E> p, const E& v) const {
-    p.store(0, v);
+  void st_global_cg(gmem<E> p, const E& v, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    p.store(0, v, loc);
   }
   template <class E>
-  std::remove_const_t<E> ld_global_cg(gmem<E> p) const {
-    return p.load(0);
+  std::remove_const_t<E> ld_global_cg(gmem<E> p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    return p.load(0, loc);
   }
   // atom{.sem}.gpu.global.add.s32: .acq_rel releases and acquires through the location.
   template <ptx::sem S, class E>
-  E atom_add_gpu(gmem<E> p, E v) const {
+  E atom_add_gpu(gmem<E> p, E v, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     static_assert(S == ptx::sem::relaxed || S == ptx::sem::acquire || S == ptx::sem::release || S == ptx::sem::acq_rel,
                   "atom: .sem must be relaxed, acquire, release or acq_rel");
     if (p.offset() % sizeof(E) != 0) scheduler::misuse("atom.add at a misaligned offset");
@@ -366,7 +375,9 @@ class target {
   }
 
   // ---- mbarrier -----------------------------------------------------------------------------
-  void mbarrier_init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0) const {
+  void mbarrier_init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0,
+                     src_loc loc = src_loc::current()) const {
+    w().at(loc);
     if (!b.b) {
       std::string n = name ? std::string(name) + "[" + std::to_string(index) + "]" : std::string("mbarrier");
       b.b = &w().make_barrier(n, int(cta_));
@@ -374,107 +385,148 @@ class target {
     b.b->init(count);
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
-  uint64_t mbarrier_arrive(barrier_type& b) const {
+  uint64_t mbarrier_arrive(barrier_type& b, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     return token(bar(b, "mbarrier.arrive").arrive(1, arrive_sem<S>()));
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
-  uint64_t mbarrier_arrive_expect_tx(barrier_type& b, uint32_t bytes) const {
+  uint64_t mbarrier_arrive_expect_tx(barrier_type& b, uint32_t bytes, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     return token(bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes, arrive_sem<S>()));
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
-  void mbarrier_arrive(remote_barrier r) const {
+  void mbarrier_arrive(remote_barrier r, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     (void)remote(r, "mbarrier.arrive.shared::cluster").arrive(1, arrive_sem<S>());
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
-  void mbarrier_arrive_expect_tx(remote_barrier r, uint32_t bytes) const {
+  void mbarrier_arrive_expect_tx(remote_barrier r, uint32_t bytes, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     (void)remote(r, "mbarrier.arrive.expect_tx.shared::cluster").arrive_expect_tx(bytes, arrive_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p) const {
+  bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     return bar(b, "mbarrier.try_wait.parity").try_wait(p & 1u, wait_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  bool mbarrier_test_wait_parity(barrier_type& b, uint32_t p) const {
+  bool mbarrier_test_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     return bar(b, "mbarrier.test_wait.parity").test_wait(p & 1u, wait_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
-  void mbarrier_wait(barrier_type& b, parity p) const {
+  void mbarrier_wait(barrier_type& b, parity p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     bar(b, "mbarrier.try_wait.parity").wait(p.value(), wait_sem<S>());
   }
 
   // ---- fences -------------------------------------------------------------------------------
   // The model's fence.proxy.async covers every state space.
-  void fence_proxy_async() const { w().fence_proxy_async(); }
-  void fence_proxy_async_shared_cta() const { w().fence_proxy_async(); }
-  void fence_proxy_async_shared_cluster() const { w().fence_proxy_async(); }
-  void fence_proxy_async_global() const { w().fence_proxy_async(); }
-  void fence_mbarrier_init_release_cluster() const { w().fence_mbarrier_init(); }
+  void fence_proxy_async(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().fence_proxy_async();
+  }
+  void fence_proxy_async_shared_cta(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().fence_proxy_async();
+  }
+  void fence_proxy_async_shared_cluster(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().fence_proxy_async();
+  }
+  void fence_proxy_async_global(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().fence_proxy_async();
+  }
+  void fence_mbarrier_init_release_cluster(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().fence_mbarrier_init();
+  }
   // fence.acq_rel / fence.sc: the model orders through its barriers' release/acquire only; a
   // fence here is a scheduling point.
   template <ptx::scope SC = ptx::scope::gpu>
-  void fence_acq_rel() const {
+  void fence_acq_rel(src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().yield();
   }
   template <ptx::scope SC = ptx::scope::gpu>
-  void fence_sc() const {
+  void fence_sc(src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().yield();
   }
 
   // ---- bulk copies --------------------------------------------------------------------------
   template <class D, class S>
-  void cp_async_bulk_shared_cluster_global(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b) const {
+  void cp_async_bulk_shared_cluster_global(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b,
+                                           src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().cp_async_bulk_shared_global(dst.buf(), dst.offset(), src.buf(), src.offset(), bytes,
                                     bar(b, "cp.async.bulk.shared::cluster.global"));
   }
   template <class D, class S>
-  void cp_async_bulk_shared_cluster_global(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b,
-                                           uint64_t policy) const {
+  void cp_async_bulk_shared_cluster_global(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b, uint64_t policy,
+                                           src_loc loc = src_loc::current()) const {
+    w().at(loc);
     check_policy(policy, "cp.async.bulk.L2::cache_hint");
-    cp_async_bulk_shared_cluster_global(dst, src, bytes, b);
+    cp_async_bulk_shared_cluster_global(dst, src, bytes, b, loc);
   }
   template <class D, class S>
   void cp_async_bulk_shared_cluster_global_multicast(smem<D> dst, gmem<S> src, uint32_t bytes, barrier_type& b,
-                                                     uint16_t cta_mask) const {
+                                                     uint16_t cta_mask, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     const char* op = "cp.async.bulk.shared::cluster.global.multicast::cluster";
     w().cp_async_bulk_shared_global_multicast(multicast_targets(dst.buf(), b, cta_mask, op), dst.offset(), src.buf(),
                                               src.offset(), bytes);
   }
   template <class D, class S>
-  void cp_async_bulk_global_shared_cta(gmem<D> dst, smem<S> src, uint32_t bytes) const {
+  void cp_async_bulk_global_shared_cta(gmem<D> dst, smem<S> src, uint32_t bytes,
+                                       src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().cp_async_bulk_global_shared(dst.buf(), dst.offset(), src.buf(), src.offset(), bytes);
   }
   template <class D, class S>
-  void cp_async_bulk_global_shared_cta(gmem<D> dst, smem<S> src, uint32_t bytes, uint64_t policy) const {
+  void cp_async_bulk_global_shared_cta(gmem<D> dst, smem<S> src, uint32_t bytes, uint64_t policy,
+                                       src_loc loc = src_loc::current()) const {
+    w().at(loc);
     check_policy(policy, "cp.async.bulk.global.shared::cta.L2::cache_hint");
-    cp_async_bulk_global_shared_cta(dst, src, bytes);
+    cp_async_bulk_global_shared_cta(dst, src, bytes, loc);
   }
   template <class D, class S>
-  void cp_async_bulk_shared_cluster_shared_cta(dsmem<D> dst, smem<S> src, uint32_t bytes, remote_barrier r) const {
+  void cp_async_bulk_shared_cluster_shared_cta(dsmem<D> dst, smem<S> src, uint32_t bytes, remote_barrier r,
+                                               src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().cp_async_bulk_shared_cluster_shared_cta(dst.buf(), dst.offset(), src.buf(), src.offset(), bytes,
                                                 remote(r, "cp.async.bulk.shared::cluster.shared::cta"));
   }
   // cp.async.bulk.prefetch.L2.global: no effect on the data; the range must lie in the buffer.
   template <class S>
-  void cp_async_bulk_prefetch_L2_global(gmem<S> src, uint32_t bytes) const {
+  void cp_async_bulk_prefetch_L2_global(gmem<S> src, uint32_t bytes, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().yield();
     if (bytes == 0 || bytes % 16 != 0 || src.offset() % 16 != 0 || src.offset() + bytes > src.buf().bytes())
       scheduler::misuse("cp.async.bulk.prefetch.L2.global of " + std::to_string(bytes) + " bytes at offset " +
                         std::to_string(src.offset()) + " of '" + src.buf().name() + "' (" +
                         std::to_string(src.buf().bytes()) + " bytes; size and offset multiples of 16)");
   }
-  void cp_async_bulk_commit_group() const { w().cp_async_bulk_commit_group(); }
+  void cp_async_bulk_commit_group(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().cp_async_bulk_commit_group();
+  }
   template <int N>
-  void cp_async_bulk_wait_group() const {
+  void cp_async_bulk_wait_group(src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().cp_async_bulk_wait_group(unsigned(N));
   }
   template <int N>
-  void cp_async_bulk_wait_group_read() const {
+  void cp_async_bulk_wait_group_read(src_loc loc = src_loc::current()) const {
+    w().at(loc);
     w().cp_async_bulk_wait_group_read(unsigned(N));
   }
 
   // ---- tensor copies ------------------------------------------------------------------------
   template <class D, class... C>
   void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, const tensor_view& map, barrier_type& b, C... c) const {
+    w().at(src_loc{});  // no call site: a parameter pack ends the parameter list
     w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map, {int64_t(c)...},
                                            bar(b, "cp.async.bulk.tensor.shared::cluster.global"));
   }
@@ -493,6 +545,7 @@ class target {
   }
   template <class S, class... C>
   void cp_async_bulk_tensor_global_shared_cta(const tensor_view& map, smem<S> src, C... c) const {
+    w().at(src_loc{});  // no call site: a parameter pack ends the parameter list
     w().cp_async_bulk_tensor_global_shared(map, {int64_t(c)...}, src.buf(), src.offset());
   }
   template <class S, class... C>
@@ -515,8 +568,12 @@ class target {
   uint64_t createpolicy_fractional_L2_evict_last() const { return kPolicy | 3u; }
 
   // ---- sync ---------------------------------------------------------------------------------
-  void syncthreads() const { l_->cta_sync(cta_).sync(); }
-  bool syncthreads_or(bool p) const {
+  void syncthreads(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    l_->cta_sync(cta_).sync();
+  }
+  bool syncthreads_or(bool p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     named_barrier& nb = l_->cta_sync(cta_);
     auto& votes = l_->cta_votes(cta_);
     const uint64_t gen = nb.generation();
@@ -524,20 +581,40 @@ class target {
     nb.wait(nb.arrive());
     return votes[gen];
   }
-  void syncwarp() const { l_->warp_sync(cta_, warp()).sync(); }
-  void bar_sync(uint32_t id, uint32_t count) const { l_->bar(cta_, check_bar(id, count), count).sync(); }
-  void bar_arrive(uint32_t id, uint32_t count) const { (void)l_->bar(cta_, check_bar(id, count), count).arrive(); }
-  void barrier_cluster_arrive_aligned() { cluster_gen_ = l_->cluster_sync(cta_).arrive(); }
-  void barrier_cluster_wait_aligned() const { l_->cluster_sync(cta_).wait(cluster_gen_); }
+  void syncwarp(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    l_->warp_sync(cta_, warp()).sync();
+  }
+  void bar_sync(uint32_t id, uint32_t count, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    l_->bar(cta_, check_bar(id, count), count).sync();
+  }
+  void bar_arrive(uint32_t id, uint32_t count, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    (void)l_->bar(cta_, check_bar(id, count), count).arrive();
+  }
+  void barrier_cluster_arrive_aligned(src_loc loc = src_loc::current()) {
+    w().at(loc);
+    cluster_gen_ = l_->cluster_sync(cta_).arrive();
+  }
+  void barrier_cluster_wait_aligned(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    l_->cluster_sync(cta_).wait(cluster_gen_);
+  }
   // elect.sync with a full mask: lane 0, once the warp has met.
-  bool elect_one() const {
-    syncwarp();
+  bool elect_one(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    syncwarp(loc);
     return lane() == 0;
   }
   // __shfl_sync(0xffffffff, v, src) and __ballot_sync(0xffffffff, p), through the warp's slots.
-  uint32_t shfl_sync(uint32_t v, uint32_t src_lane) const { return uint32_t(exchange(v)[src_lane % 32u]); }
-  uint32_t ballot_sync(bool p) const {
-    const auto all = exchange(p ? 1u : 0u);
+  uint32_t shfl_sync(uint32_t v, uint32_t src_lane, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    return uint32_t(exchange(v, loc)[src_lane % 32u]);
+  }
+  uint32_t ballot_sync(bool p, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    const auto all = exchange(p ? 1u : 0u, loc);
     uint32_t m = 0;
     for (uint32_t i = 0; i < all.size(); ++i) m |= uint32_t(all[i] != 0) << i;
     return m;
@@ -573,9 +650,14 @@ class target {
   // wgmma.fence / mma_async / commit_group / wait_group N of this thread's warpgroup: the 128
   // threads meet at each (.sync.aligned); the operands are read from the shared buffers under the
   // descriptors' addresses; d is written when mma_async is issued (see wgmma.hpp for the rules).
-  void wgmma_fence() const { wgmma_unit().fence(w(), tid_ % 128u); }
+  void wgmma_fence(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    wgmma_unit().fence(w(), tid_ % 128u);
+  }
   template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
-  void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool scale_d) const {
+  void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool scale_d,
+                                    src_loc loc = src_loc::current()) const {
+    w().at(loc);
     static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma .m64nNk16 bf16: N is a multiple of 8 in 8..256");
     static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
     static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
@@ -586,9 +668,13 @@ class target {
     a.desc_a = desc_a, a.desc_b = desc_b, a.scale_d = scale_d;
     wgmma_unit().mma_async(w(), tid_ % 128u, a, d);
   }
-  void wgmma_commit_group() const { wgmma_unit().commit_group(w(), tid_ % 128u); }
+  void wgmma_commit_group(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    wgmma_unit().commit_group(w(), tid_ % 128u);
+  }
   template <int N>
-  void wgmma_wait_group() const {
+  void wgmma_wait_group(src_loc loc = src_loc::current()) const {
+    w().at(loc);
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
     wgmma_unit().wait_group(w(), tid_ % 128u, unsigned(N));
   }
@@ -602,21 +688,37 @@ class target {
   }
 
   // ---- as the pipeline's backend ------------------------------------------------------------
+  // The pipeline's callers' call sites (hopper/source_location.hpp): pinned for the members the
+  // pipeline calls on their behalf.
+  using source_location_type = src_loc;
+  void pin_source(const src_loc& loc) const { w().pin(loc); }
+  void unpin_source() const { w().unpin(); }
   bool init_thread() const { return tid_ == 0; }
-  void init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0) const {
-    mbarrier_init(b, count, name, index);
+  void init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0,
+            src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    mbarrier_init(b, count, name, index, loc);
   }
-  void fence_init() const { w().fence_mbarrier_init(); }
-  void sync_cta() const { syncthreads(); }
-  void sync_cluster() {
-    barrier_cluster_arrive_aligned();
-    barrier_cluster_wait_aligned();
+  void fence_init(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    w().fence_mbarrier_init();
   }
-  void arrive_expect_tx(barrier_type& b, uint32_t bytes) const {
+  void sync_cta(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    syncthreads(loc);
+  }
+  void sync_cluster(src_loc loc = src_loc::current()) {
+    w().at(loc);
+    barrier_cluster_arrive_aligned(loc);
+    barrier_cluster_wait_aligned(loc);
+  }
+  void arrive_expect_tx(barrier_type& b, uint32_t bytes, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     (void)bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes);
   }
   template <release_sem S = release_sem::release>
-  void arrive(barrier_type& b) const {
+  void arrive(barrier_type& b, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     static_assert(valid_release_sem(S), "a release is .release or .relaxed");
     (void)bar(b, "mbarrier.arrive").arrive(1, S);
   }
@@ -627,7 +729,8 @@ class target {
   // ordered after lane 1's on CTA 1, which is what a protocol that waits on CTA 0's barrier and
   // then arrives on CTA 1's relies on (one-sided multicast).
   template <release_sem S = release_sem::release>
-  void arrive_each_cta(barrier_type& b, uint32_t n) const {
+  void arrive_each_cta(barrier_type& b, uint32_t n, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     static_assert(valid_release_sem(S), "a release is .release or .relaxed");
     auto& parts = l_->warp_arrives(cta_, warp());
     if (lane() < n) parts.push_back({&remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster"), w().current()});
@@ -643,14 +746,19 @@ class target {
     }));
   }
   template <release_sem S = release_sem::release>
-  void arrive_on_cta(barrier_type& b, uint32_t rank) const {
+  void arrive_on_cta(barrier_type& b, uint32_t rank, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     static_assert(valid_release_sem(S), "a release is .release or .relaxed");
     (void)remote(mapa(b, rank), "mbarrier.arrive.shared::cluster").arrive(1, S);
   }
-  void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/) const {
+  void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/, src_loc loc = src_loc::current()) const {
+    w().at(loc);
     bar(b, "mbarrier.try_wait.parity").wait(p & 1u);
   }
-  void warp_sync() const { syncwarp(); }
+  void warp_sync(src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    syncwarp(loc);
+  }
   bool warp_leader() const { return lane() == 0; }
   void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) const {
     auto* tl = l_->timeline();
@@ -744,12 +852,12 @@ class target {
                                                             " threads (a multiple of 32 in 32..1024)");
     return id;
   }
-  std::vector<uint64_t> exchange(uint64_t v) const {
+  std::vector<uint64_t> exchange(uint64_t v, src_loc loc) const {
     auto& slots = l_->warp_exchange(cta_, warp());
     slots[lane()] = v;
-    syncwarp();
+    syncwarp(loc);
     std::vector<uint64_t> all = slots;
-    syncwarp();  // no lane writes its slot again before every lane has read
+    syncwarp(loc);  // no lane writes its slot again before every lane has read
     return all;
   }
 

@@ -157,13 +157,13 @@ class world : public scheduler {
       misuse("cp.async.bulk.global.shared::cta from '" + src.name() + "' to '" + dst.name() +
              "': needs shared -> global");
     if (src.cta() != task_cta(t))
-      misuse("cp.async.bulk.global.shared::cta by " + where(t) + " from the shared buffer of CTA " +
+      misuse("cp.async.bulk.global.shared::cta by " + where_at(t) + " from the shared buffer of CTA " +
              std::to_string(src.cta()));
     check_bytes("cp.async.bulk.global.shared::cta", bytes, dst_off, src_off);
     auto op = std::make_shared<bulk_op>();
     op->issuer = t;
     op->what = "bulk store '" + src.name() + "'+" + std::to_string(src_off) + " -> '" + dst.name() + "'+" +
-               std::to_string(dst_off) + " issued by " + where(t);
+               std::to_string(dst_off) + " issued by " + where_at(t);
     tick();
     const hb_clock c = clock(t);
     src.async_read(op, c, src_off, bytes, true);
@@ -191,13 +191,13 @@ class world : public scheduler {
     const std::string name = "cp.async.bulk.tensor.global.shared::cta.tile.bulk_group";
     const size_t bytes = check_tensor(v, coords, src_off, name);
     if (src.where() != space::shared || src.cta() != task_cta(t))
-      misuse(name + " by " + where(t) + " from '" + src.name() + "', not a shared buffer of its own CTA");
+      misuse(name + " by " + where_at(t) + " from '" + src.name() + "', not a shared buffer of its own CTA");
     std::string at;
     for (size_t d = 0; d < coords.size(); ++d) at += (d ? ", " : "") + std::to_string(coords[d]);
     auto op = std::make_shared<bulk_op>();
     op->issuer = t;
     op->what = "tensor store '" + src.name() + "'+" + std::to_string(src_off) + " -> '" + v.mem->name() + "' box {" +
-               at + "} issued by " + where(t);
+               at + "} issued by " + where_at(t);
     tick();
     const hb_clock c = clock(t);
     src.async_read(op, c, src_off, bytes, true);
@@ -230,7 +230,8 @@ class world : public scheduler {
     yield();
     const char* name = "cp.async.bulk.shared::cluster.shared::cta";
     if (src.where() != space::shared || src.cta() != task_cta(t))
-      misuse(std::string(name) + " by " + where(t) + " from '" + src.name() + "', not a shared buffer of its own CTA");
+      misuse(std::string(name) + " by " + where_at(t) + " from '" + src.name() +
+             "', not a shared buffer of its own CTA");
     check_bytes(name, bytes, dst_off, src_off);
     tick();
     const hb_clock c = clock(t);
@@ -239,7 +240,7 @@ class world : public scheduler {
     op->issuer = t;
     op->what = "bulk copy '" + src.name() + "'+" + std::to_string(src_off) + " (CTA " + std::to_string(src.cta()) +
                ") -> '" + dst.name() + "'+" + std::to_string(dst_off) + " (CTA " + std::to_string(dst.cta()) +
-               ") issued by " + where(t);
+               ") issued by " + where_at(t);
     src.async_read(op, c, src_off, bytes, false);
     land_in_targets({{&dst, &bar}}, op, c, dst_off, bytes, name, [&src, src_off, bytes] {
       std::vector<uint8_t> data;
@@ -287,7 +288,7 @@ class world : public scheduler {
     if (!done())
       block_until(done, [this, t, n, read_only] {
         return std::string(read_only ? "cp.async.bulk.wait_group.read " : "cp.async.bulk.wait_group ") +
-               std::to_string(n) + " of " + where(t);
+               std::to_string(n) + " of " + where_at(t);
       });
     // Groups retired for reading only stay listed until a full wait retires their writes.
     auto& g = groups(t);
@@ -325,7 +326,7 @@ class world : public scheduler {
     auto op = std::make_shared<bulk_op>();
     op->issuer = t;
     op->what = std::string("bulk copy '") + src.name() + "'+" + std::to_string(src_off) + " -> '" +
-               targets[0].dst->name() + "'+" + std::to_string(dst_off) + " issued by " + where(t);
+               targets[0].dst->name() + "'+" + std::to_string(dst_off) + " issued by " + where_at(t);
     src.async_read(op, c, src_off, bytes, false);
     land_in_targets(targets, op, c, dst_off, bytes, name, [&src, src_off, bytes] {
       std::vector<uint8_t> data;
@@ -411,7 +412,7 @@ class world : public scheduler {
     auto op = std::make_shared<bulk_op>();
     op->issuer = t;
     op->what = "tensor copy '" + v.mem->name() + "' box {" + at + "} -> '" + targets[0].dst->name() + "'+" +
-               std::to_string(dst_off) + " issued by " + where(t);
+               std::to_string(dst_off) + " issued by " + where_at(t);
     for_each_box_row(v, coords, [&](size_t src, size_t, size_t n) { v.mem->async_read(op, c, src, n, false); });
     land_in_targets(targets, op, c, dst_off, bytes, name, [v, coords, bytes] {
       // The box as the copy engine writes it: zeros outside the tensor, 16-byte chunks swizzled.

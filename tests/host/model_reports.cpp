@@ -1,0 +1,167 @@
+// What the model's reports say: the cause, the call sites of the operations involved (file:line
+// and function, taken by the target's members), the owning CTA of a barrier, and deadlocks grouped
+// by what the threads wait on, readable for warpgroups.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "hopper/model/model.hpp"
+#include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
+
+using namespace hopper::model;
+
+namespace {
+
+// "host/model_reports.cpp:N" for the line of this file that carries `marker` (a comment).
+std::string site(const std::string& marker) {
+  std::ifstream f(std::string(HOPPER_SOURCE_DIR) + "/tests/host/model_reports.cpp");
+  std::string line;
+  for (unsigned n = 1; std::getline(f, line); ++n)
+    if (line.find(marker) != std::string::npos && line.find("site(") == std::string::npos)
+      return "host/model_reports.cpp:" + std::to_string(n);
+  ADD_FAILURE() << "no line marked " << marker;
+  return "?";
+}
+
+size_t count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+  return n;
+}
+
+outcome run_launch(launch_shape shape, std::function<void(target&)> body, uint64_t seed = 1) {
+  const program p = [shape, body](world& w) { launch(w, shape, body); };
+  run_options o;
+  o.seed = seed;
+  return run_once(p, o);
+}
+
+// Four consumer warps wait on a full barrier nobody arms: one line for the 128 threads.
+TEST(ModelReports, DeadlockGroupsThreadsByWhatTheyWaitOn) {
+  const outcome o = run_launch({1, 160, 1}, [](target& t) {
+    auto& full = t.cta_shared<mbarrier_slot>("full");
+    if (t.thread() == 0) t.mbarrier_init(full, 1, "full", 0);
+    t.syncthreads();
+    if (t.warp() > 0) t.mbarrier_wait(full, hopper::parity(0));  // [wait on full]
+  });
+  ASSERT_EQ(o.kind, error_kind::deadlock) << o.message;
+  EXPECT_NE(o.message.find("threads 32-159 (warps 1-4, 128 threads) of CTA 0: wait on parity 0 of barrier full[0] "
+                           "phase 0 (parity 0), pending 1/1, tx-count 0 of CTA 0 at " +
+                           site("[wait on full]")),
+            std::string::npos)
+      << o.message;
+  EXPECT_EQ(count(o.message, "\n"), 1u) << o.message;
+  std::printf("    %s\n", o.message.c_str());
+}
+
+// A warp that returns after the first round never arrives on the second phase: the report names
+// it beside the threads that wait.
+TEST(ModelReports, DeadlockNamesThreadsThatExitedWithoutArriving) {
+  const outcome o = run_launch({1, 128, 1}, [](target& t) {
+    auto& step = t.cta_shared<mbarrier_slot>("step");
+    if (t.thread() == 0) t.mbarrier_init(step, 4, "step", 0);
+    t.syncthreads();
+    for (uint32_t r = 0; r < 2; ++r) {
+      if (t.lane() == 0) (void)t.mbarrier_arrive(step);
+      t.mbarrier_wait(step, hopper::parity(r & 1u));
+      if (t.warp() == 3) return;  // bug: leaves after round 0
+    }
+  });
+  ASSERT_EQ(o.kind, error_kind::deadlock) << o.message;
+  EXPECT_NE(o.message.find("exited without arriving on phase 1: thread 96 (warp 3) of CTA 0"), std::string::npos)
+      << o.message;
+  EXPECT_NE(o.message.find("threads 0-95 (warps 0-2, 96 threads) of CTA 0: wait on parity 1 of barrier step[0]"),
+            std::string::npos)
+      << o.message;
+  std::printf("    %s\n", o.message.c_str());
+}
+
+TEST(ModelReports, AnExceptionFromAKernelBodyNamesItsThread) {
+  const outcome o = run_launch({1, 32, 1}, [](target& t) {
+    t.syncwarp();
+    if (t.lane() == 5) throw std::runtime_error("index 40 out of range");
+  });
+  ASSERT_EQ(o.kind, error_kind::api_misuse) << o.message;
+  EXPECT_NE(o.message.find("task 'thread 5 (warp 0 lane 5)' (CTA 0) at host/model_reports.cpp:"), std::string::npos)
+      << o.message;
+  EXPECT_NE(o.message.find("threw index 40 out of range"), std::string::npos) << o.message;
+}
+
+// A stage read before its full wait: the report names the read's line in the kernel body.
+TEST(ModelReports, ReadBeforeWaitNamesTheReadAndTheCopy) {
+  using pipe_t = hopper::pipeline<1, target>;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const program p = [](world& w) {
+      buffer& g = w.make_global("g", 64);
+      launch(w, {1, 64, 1}, [&g](target& t) {
+        auto& ring = t.cta_shared<pipe_t::storage>("ring");
+        const smem<uint8_t> stage = t.shared_buffer("stage", 1, 64);
+        pipe_t pipe = pipe_t::init(ring, {1u}, t);
+        if (t.warp() == 0) {
+          if (t.lane() != 0) return;
+          auto s = pipe.producer_start();
+          pipe.acquire(s, 64);
+          t.cp_async_bulk_shared_cluster_global(stage, gmem<const uint8_t>(g), 64, pipe.full(s));
+          pipe.drain(++s);
+          return;
+        }
+        auto s = pipe.consumer_start();
+        const uint32_t v = stage.as<const uint32_t>().load(t.lane() % 16);  // [read] bug: before pipe.wait
+        pipe.wait(s);
+        (void)v;
+        pipe.release(s);
+      });
+    };
+    run_options o;
+    o.seed = seed;
+    const outcome r = run_once(p, o);
+    ASSERT_EQ(r.kind, error_kind::raw_hazard) << r.message;
+    EXPECT_NE(r.message.find("at " + site("[read]")), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("shared buffer 'stage' of CTA 0"), std::string::npos) << r.message;
+  }
+}
+
+// Two threads update one word with no ordering: both call sites are named.
+TEST(ModelReports, HazardNamesBothCallSites) {
+  const outcome o = run_launch({1, 64, 1}, [](target& t) {
+    const smem<uint32_t> x = t.shared_buffer("x", 1, 16).as<uint32_t>();
+    if (t.thread() == 0) x.store(0, 1);
+    t.syncthreads();
+    if (t.thread() == 32) x.store(0, 2);  // [store 2]
+    if (t.thread() == 0) x.store(0, 3);   // [store 3]
+  });
+  ASSERT_EQ(o.kind, error_kind::waw_hazard) << o.message;
+  EXPECT_NE(o.message.find(site("[store 2]")), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find(site("[store 3]")), std::string::npos) << o.message;
+}
+
+// A thread of CTA 0 arrives twice, remotely, on a barrier of CTA 1 that counts one arrival of
+// each CTA per phase: the phase race names the barrier's CTA, not the arriving thread's.
+TEST(ModelReports, RemoteArrivalNamesTheBarriersCta) {
+  const outcome o = run_launch({2, 32, 2}, [](target& t) {
+    auto& b = t.cta_shared<mbarrier_slot>("b");
+    if (t.thread() == 0) {
+      t.mbarrier_init(b, 2, "b", 0);
+      t.fence_mbarrier_init_release_cluster();
+    }
+    t.barrier_cluster_arrive_aligned();
+    t.barrier_cluster_wait_aligned();
+    if (t.thread() != 0) return;
+    if (t.cluster_rank() == 0) {
+      t.mbarrier_arrive(t.mapa(b, 1));
+      t.mbarrier_arrive(t.mapa(b, 1));  // for the next phase, without waiting
+    } else {
+      (void)t.mbarrier_arrive(b);
+      t.mbarrier_wait(b, hopper::parity(0));
+    }
+  });
+  ASSERT_EQ(o.kind, error_kind::wrong_phase) << o.message;
+  EXPECT_NE(o.message.find("phase race on barrier b[0] phase 1"), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("of CTA 1:"), std::string::npos) << o.message;
+}
+
+}  // namespace
