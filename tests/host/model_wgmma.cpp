@@ -214,9 +214,17 @@ result run(const config& c, uint64_t seed) {
           acc[r % 2][i] = with_c ? res.cs[r][me * (N / 2) + uint32_t(i)] : std::numeric_limits<float>::quiet_NaN();
         const uint32_t a_base = t.smem_addr(sa + s * la.bytes()), b_base = t.smem_addr(sb + s * lb.bytes());
         t.wgmma_fence();
-        for (uint32_t kk = 0; kk < kK / 16; ++kk)
-          t.wgmma_m64nNk16_f32_bf16_bf16<N, SA, SB, TA, TB>(acc[r % 2], la.desc(a_base, kk), lb.desc(b_base, kk),
-                                                            with_c || kk > 0);
+        for (uint32_t kk = 0; kk < kK / 16; ++kk) {
+          if constexpr (hopper::ptx::wgmma_n_instantiated(N)) {
+            t.wgmma_m64nNk16_f32_bf16_bf16<N, SA, SB, TA, TB>(acc[r % 2], la.desc(a_base, kk), lb.desc(b_base, kk),
+                                                              with_c || kk > 0);
+          } else {  // an N the PTX layer does not instantiate: the model's tensor core itself
+            wgmma_mma_args args;
+            args.n = N, args.scale_a = SA, args.scale_b = SB, args.trans_a = TA, args.trans_b = TB;
+            args.desc_a = la.desc(a_base, kk), args.desc_b = lb.desc(b_base, kk), args.scale_d = with_c || kk > 0;
+            t.wgmma_unit().mma_async(t.w(), t.thread() % 128u, args, acc[r % 2]);
+          }
+        }
         t.wgmma_commit_group();
         if (m == mode::store_before_wait && me == 5) (sa + s * la.bytes()).store(0, 0);
         if (m == mode::release_before_wait && me == 0) t.arrive<hopper::release_sem::relaxed>(bars.empty[s]);

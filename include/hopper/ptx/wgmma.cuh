@@ -235,7 +235,7 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], 
 template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                              bool scale_d) {
-  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "instantiated for N = 64, 128, 192, 256");
+  static_assert(wgmma_n_instantiated(N), "instantiated for N = 64, 128, 192, 256");
   if constexpr (N == 64) {
     wgmma_m64n64k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else if constexpr (N == 128) {

@@ -17,6 +17,7 @@
 //   });
 //   w.run();                                                 // throws model_error on a report
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -407,12 +408,12 @@ class target {
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return bar(b, "mbarrier.try_wait.parity").try_wait(p & 1u, wait_sem<S>());
+    return bar(b, "mbarrier.try_wait.parity").try_wait(p, wait_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   bool mbarrier_test_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return bar(b, "mbarrier.test_wait.parity").test_wait(p & 1u, wait_sem<S>());
+    return bar(b, "mbarrier.test_wait.parity").test_wait(p, wait_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   void mbarrier_wait(barrier_type& b, parity p, src_loc loc = src_loc::current()) const {
@@ -527,7 +528,7 @@ class target {
   template <class D, class... C>
   void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, const tensor_view& map, barrier_type& b, C... c) const {
     w().at(src_loc{});  // no call site: a parameter pack ends the parameter list
-    w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map, {int64_t(c)...},
+    w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map, tensor_coords(c...),
                                            bar(b, "cp.async.bulk.tensor.shared::cluster.global"));
   }
   template <class D, class... C>
@@ -541,12 +542,12 @@ class target {
                                                             uint16_t cta_mask, C... c) const {
     const char* op = "cp.async.bulk.tensor.shared::cluster.global.multicast::cluster";
     w().cp_async_bulk_tensor_shared_global_multicast(multicast_targets(dst.buf(), b, cta_mask, op), dst.offset(), map,
-                                                     {int64_t(c)...});
+                                                     tensor_coords(c...));
   }
   template <class S, class... C>
   void cp_async_bulk_tensor_global_shared_cta(const tensor_view& map, smem<S> src, C... c) const {
     w().at(src_loc{});  // no call site: a parameter pack ends the parameter list
-    w().cp_async_bulk_tensor_global_shared(map, {int64_t(c)...}, src.buf(), src.offset());
+    w().cp_async_bulk_tensor_global_shared(map, tensor_coords(c...), src.buf(), src.offset());
   }
   template <class S, class... C>
   void cp_async_bulk_tensor_global_shared_cta_hint(const tensor_view& map, smem<S> src, uint64_t policy, C... c) const {
@@ -658,7 +659,7 @@ class target {
   void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool scale_d,
                                     src_loc loc = src_loc::current()) const {
     w().at(loc);
-    static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma .m64nNk16 bf16: N is a multiple of 8 in 8..256");
+    static_assert(ptx::wgmma_n_instantiated(N), "wgmma .m64nNk16 bf16: N = 64, 128, 192 or 256, as on the device");
     static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
     static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
     static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -753,7 +754,7 @@ class target {
   }
   void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    bar(b, "mbarrier.try_wait.parity").wait(p & 1u);
+    bar(b, "mbarrier.try_wait.parity").wait(p);
   }
   void warp_sync(src_loc loc = src_loc::current()) const {
     w().at(loc);
@@ -776,6 +777,27 @@ class target {
 
  private:
   static constexpr uint64_t kPolicy = 0x1000000000000000ull;
+
+  // A tensor copy's coordinates are the instruction's .s32 operands: a value outside int32 (the
+  // device would truncate it to another box) is reported with its position and value.
+  template <class... C>
+  static std::vector<int64_t> tensor_coords(C... c) {
+    static_assert((std::is_integral<C>::value && ...), "tensor coordinates are integers");
+    std::vector<int64_t> v;
+    size_t d = 0;
+    auto one = [&](auto x) {
+      const bool fits = std::is_signed<decltype(x)>::value ? int64_t(x) >= INT32_MIN && int64_t(x) <= INT32_MAX
+                                                           : uint64_t(x) <= uint64_t(INT32_MAX);
+      if (!fits)
+        throw model_error(error_kind::undefined_behavior, "cp.async.bulk.tensor: coordinate " + std::to_string(d) +
+                                                              " is " + std::to_string(x) +
+                                                              ", outside the instruction's 32-bit signed range");
+      v.push_back(int64_t(x));
+      ++d;
+    };
+    (one(c), ...);
+    return v;
+  }
 
   // The .sem an mbarrier arrive or wait takes, checked at compile time as the PTX layer does.
   template <ptx::sem S>

@@ -1,0 +1,64 @@
+// The model is at least as strict as the device: what the device would silently truncate or mask
+// is reported on the model, naming the value.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "hopper/model/model.hpp"
+#include "hopper/model/target.hpp"
+
+using namespace hopper::model;
+
+namespace {
+
+outcome run_body(std::function<void(target&)> body) {
+  const program p = [body](world& w) { launch(w, {1, 32, 1}, body); };
+  return run_once(p, {});
+}
+
+// mbarrier.try_wait.parity / test_wait.parity take the parity of a phase: 0 or 1.
+TEST(ModelStrict, ParityOtherThanZeroOrOneIsReported) {
+  for (int form = 0; form < 3; ++form) {
+    const outcome o = run_body([form](target& t) {
+      auto& b = t.cta_shared<mbarrier_slot>("b");
+      if (t.thread() == 0) t.mbarrier_init(b, 1, "b", 0);
+      t.syncthreads();
+      if (t.thread() != 0) return;
+      if (form == 0) (void)t.mbarrier_try_wait_parity(b, 2);
+      if (form == 1) (void)t.mbarrier_test_wait_parity(b, 3);
+      if (form == 2) t.wait(b, 2, false);
+    });
+    ASSERT_EQ(o.kind, error_kind::undefined_behavior) << o.message;
+    EXPECT_NE(o.message.find(form == 1 ? "parity 3 is not 0 or 1" : "parity 2 is not 0 or 1"), std::string::npos)
+        << o.message;
+  }
+}
+
+// cp.async.bulk.tensor's coordinates are .s32: 2^31 (or -2^31 - 1) is not a coordinate.
+TEST(ModelStrict, TensorCoordinateOutsideInt32IsReported) {
+  for (int64_t bad : {int64_t(1) << 31, -(int64_t(1) << 31) - 1}) {
+    const program p = [bad](world& w) {
+      buffer& g = w.make_global("g", 4096);
+      tensor_view v;
+      v.mem = &g;
+      v.elem_bytes = 2;
+      v.dims = {64, 32};
+      v.strides = {128};
+      v.box = {64, 8};
+      launch(w, {1, 32, 1}, [v, bad](target& t) {
+        auto& b = t.cta_shared<mbarrier_slot>("b");
+        const smem<uint8_t> s = t.shared_buffer("s", 1, 1024);
+        if (t.thread() != 0) return;
+        t.mbarrier_init(b, 1, "b", 0);
+        t.fence_mbarrier_init_release_cluster();
+        t.cp_async_bulk_tensor_shared_cluster_global(s, v, b, 0, bad);
+      });
+    };
+    const outcome o = run_once(p, {});
+    ASSERT_EQ(o.kind, error_kind::undefined_behavior) << o.message;
+    EXPECT_NE(o.message.find("coordinate 1 is " + std::to_string(bad)), std::string::npos) << o.message;
+  }
+}
+
+}  // namespace
