@@ -152,6 +152,32 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   __device__ __forceinline__ uint64_t mbarrier_arrive_expect_tx(barrier_type& b, uint32_t bytes) const {
     return ptx::mbarrier_arrive_expect_tx<S, SC>(&b, bytes);
   }
+  // mbarrier.arrive{.sem}{.scope}.shared::cta.b64 _, [b], count
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
+  __device__ __forceinline__ uint64_t mbarrier_arrive(barrier_type& b, uint32_t count) const {
+    return ptx::mbarrier_arrive<S, SC>(&b, count);
+  }
+  // mbarrier.arrive_drop{.sem}{.scope}.shared::cta.b64 _, [b]: arrives and leaves later phases.
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
+  __device__ __forceinline__ uint64_t mbarrier_arrive_drop(barrier_type& b) const {
+    return ptx::mbarrier_arrive_drop<S, SC>(&b);
+  }
+  // mbarrier.expect_tx.relaxed{.scope}.shared::cta.b64 [b], bytes (no arrival)
+  template <ptx::scope SC = ptx::scope::cta>
+  __device__ __forceinline__ void mbarrier_expect_tx(barrier_type& b, uint32_t bytes) const {
+    ptx::mbarrier_expect_tx<SC>(&b, bytes);
+  }
+  // mbarrier.inval.shared::cta.b64 [b]
+  __device__ __forceinline__ void mbarrier_inval(barrier_type& b) const { ptx::mbarrier_inval(&b); }
+  // mbarrier.test_wait / try_wait{.sem}{.scope}.shared::cta.b64 with the token of an arrive
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  __device__ __forceinline__ bool mbarrier_test_wait(barrier_type& b, uint64_t token) const {
+    return ptx::mbarrier_test_wait<S, SC>(&b, token);
+  }
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  __device__ __forceinline__ bool mbarrier_try_wait(barrier_type& b, uint64_t token) const {
+    return ptx::mbarrier_try_wait<S, SC>(&b, token);
+  }
   // mbarrier.arrive{.sem}{.scope}.shared::cluster.b64 _, [remote]: a barrier of a peer CTA.
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   __device__ __forceinline__ void mbarrier_arrive(remote_mbarrier r) const {
@@ -317,6 +343,11 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   __device__ __forceinline__ void barrier_cluster_arrive_aligned() const { ptx::barrier_cluster_arrive_aligned(); }
   __device__ __forceinline__ void barrier_cluster_wait_aligned() const { ptx::barrier_cluster_wait_aligned(); }
   // elect.sync _|p, 0xffffffff: true in one lane of the (converged) warp.
+  // shfl.sync.idx.b32 / vote.sync.ballot.b32 over the full warp (__shfl_sync, __ballot_sync)
+  __device__ __forceinline__ uint32_t shfl_sync(uint32_t v, uint32_t src_lane) const {
+    return __shfl_sync(0xffffffffu, v, int(src_lane));
+  }
+  __device__ __forceinline__ uint32_t ballot_sync(bool p) const { return __ballot_sync(0xffffffffu, p); }
   __device__ __forceinline__ bool elect_one() const {
     uint32_t pred = 0;
     asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(pred));

@@ -7,8 +7,10 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
+#include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/common.cuh"
 
 namespace hopper {
@@ -89,6 +91,35 @@ class dsmem {
   dsmem() = default;
   __host__ __device__ explicit dsmem(uint32_t cluster_addr) : addr_(cluster_addr) {}
   __host__ __device__ uint32_t addr() const { return addr_; }
+  // ld.shared::cluster / st.shared::cluster of element i (4- or 8-byte elements: .u32, .u64).
+  __device__ __forceinline__ std::remove_cv_t<E> load(size_t i) const {
+    static_assert(sizeof(E) == 4 || sizeof(E) == 8, "a DSMEM view loads 4- or 8-byte elements");
+    using V = std::remove_cv_t<E>;
+    const uint32_t a = addr_ + uint32_t(i * sizeof(E));
+    V v;
+    if constexpr (sizeof(E) == 4) {
+      const uint32_t r = ptx::ld_shared_cluster_u32(a);
+      memcpy(&v, &r, 4);
+    } else {
+      const uint64_t r = ptx::ld_shared_cluster_u64(a);
+      memcpy(&v, &r, 8);
+    }
+    return v;
+  }
+  __device__ __forceinline__ void store(size_t i, const std::remove_cv_t<E>& v) const {
+    static_assert(sizeof(E) == 4 || sizeof(E) == 8, "a DSMEM view stores 4- or 8-byte elements");
+    static_assert(!std::is_const<E>::value, "store through a view of const elements");
+    const uint32_t a = addr_ + uint32_t(i * sizeof(E));
+    if constexpr (sizeof(E) == 4) {
+      uint32_t r;
+      memcpy(&r, &v, 4);
+      ptx::st_shared_cluster_u32(a, r);
+    } else {
+      uint64_t r;
+      memcpy(&r, &v, 8);
+      ptx::st_shared_cluster_u64(a, r);
+    }
+  }
 
  private:
   uint32_t addr_ = 0;

@@ -395,6 +395,38 @@ class target {
     w().at(loc);
     return token(bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes, arrive_sem<S>()));
   }
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
+  uint64_t mbarrier_arrive(barrier_type& b, uint32_t count, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    return token(bar(b, "mbarrier.arrive").arrive(count, arrive_sem<S>()));
+  }
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
+  uint64_t mbarrier_arrive_drop(barrier_type& b, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    return token(bar(b, "mbarrier.arrive_drop").arrive_drop(1, arrive_sem<S>()));
+  }
+  template <ptx::scope SC = ptx::scope::cta>
+  void mbarrier_expect_tx(barrier_type& b, uint32_t bytes, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    bar(b, "mbarrier.expect_tx").expect_tx(bytes);
+  }
+  void mbarrier_inval(barrier_type& b, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    bar(b, "mbarrier.inval").inval();
+  }
+  // The token of an arrive is its phase on the model (the device's is the barrier's state).
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  bool mbarrier_test_wait(barrier_type& b, uint64_t token, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    (void)wait_sem<S>();
+    mbarrier_token tok;
+    tok.phase = token;
+    return bar(b, "mbarrier.test_wait").test_wait(tok);
+  }
+  template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
+  bool mbarrier_try_wait(barrier_type& b, uint64_t token, src_loc loc = src_loc::current()) const {
+    return mbarrier_test_wait<S, SC>(b, token, loc);
+  }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   void mbarrier_arrive(remote_barrier r, src_loc loc = src_loc::current()) const {
     w().at(loc);
