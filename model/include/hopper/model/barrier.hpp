@@ -30,7 +30,8 @@ using sem = ::hopper::ptx::sem;
 
 class barrier {
  public:
-  barrier(scheduler& s, int id, std::string name, int cta) : s_(s), id_(id), cta_(cta), st_(std::move(name)) {
+  barrier(scheduler& s, int id, std::string name, int cta)
+      : s_(s), id_(id), cta_(cta), key_(s.new_key()), st_(std::move(name)) {
     st_.set_owner("CTA " + std::to_string(cta));
   }
   barrier(const barrier&) = delete;
@@ -47,6 +48,7 @@ class barrier {
     const int t = enter("mbarrier.init", false);
     if (s_.task_cta(t) != cta_) st_.fail("mbarrier.init", s_.where_at(t) + " initialises a barrier of another CTA");
     st_.init(count);
+    s_.notify(key_);
     init_task_ = t;
     init_loc_ = s_.loc(t);
     init_time_ = s_.tick();
@@ -172,7 +174,7 @@ class barrier {
       const uint64_t ph = st_.phase();
       s_.block_until(
           [this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
-          [this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); });
+          [this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); }, key_);
     }
   }
   // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state
@@ -191,7 +193,8 @@ class barrier {
       s_.block_until([this, ph] { return !st_.valid() || st_.phase() != ph; },
                      [this, tok] {
                        return "the token of phase " + std::to_string(tok.phase) + " of " + describe() + exited_note();
-                     });
+                     },
+                     key_);
     }
   }
   // A wait whose program knows the phase it means (a pipeline state): phase k must be the
@@ -207,7 +210,8 @@ class barrier {
                      [this, k] {
                        return "phase " + std::to_string(k) + " (parity " + std::to_string(k & 1) + ") of " +
                               describe() + exited_note();
-                     });
+                     },
+                     key_);
     }
     last_wait_[s_.current()] = int64_t(k);
   }
@@ -218,7 +222,9 @@ class barrier {
   // mbarrier.inval.shared::cta.b64 [addr]
   void inval() {
     enter("mbarrier.inval", true);
+    s_.tick();
     st_.inval();
+    s_.notify(key_);
     s_.record("mbarrier.inval", name());
   }
 
@@ -395,6 +401,7 @@ class barrier {
       current_ = hb_clock{};
       prev_ = std::move(cur_);
       cur_ = phase_events{};
+      s_.notify(key_);
       s_.record("phase complete", name(), "phase " + std::to_string(before));
     }
   }
@@ -411,6 +418,7 @@ class barrier {
   scheduler& s_;
   int id_;
   int cta_;
+  int key_;  // notified when the phase moves or the barrier is (in)validated: wakes its waiters
   mbarrier_state st_;
   int init_task_ = -1;
   src_loc init_loc_;

@@ -13,16 +13,15 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace hopper::model {
 
 struct hb_clock {
-  std::vector<uint64_t> task;         // task[t]: the latest event of task t ordered before
-  std::vector<uint64_t> exec;         // exec[t]: ... before in execution order only (no memory)
-  std::map<int, uint64_t> completed;  // completed[b]: phases of barrier b known complete
-  std::map<int, uint64_t> observed;   // observed[b]: ... known complete in execution order only
+  std::vector<uint64_t> task;       // task[t]: the latest event of task t ordered before
+  std::vector<uint64_t> exec;       // exec[t]: ... before in execution order only (no memory)
+  std::vector<uint64_t> completed;  // completed[b]: phases of barrier b known complete
+  std::vector<uint64_t> observed;   // observed[b]: ... known complete in execution order only
 
   uint64_t of(int t) const { return size_t(t) < task.size() ? task[size_t(t)] : 0; }
   // The latest event of task t known to come before, by memory ordering or by execution order
@@ -52,8 +51,8 @@ struct hb_clock {
   void join(const hb_clock& o) {
     max_into(task, o.task);
     max_into(exec, o.exec);
-    for (const auto& [b, p] : o.completed) learn(b, p);
-    for (const auto& [b, p] : o.observed) raise(observed, b, p);
+    max_into(completed, o.completed);
+    max_into(observed, o.observed);
   }
   // An execution-order edge from `o` (the copy engine's complete_tx after its issue, a .relaxed
   // arrive, a .relaxed wait): every event and phase o knows of comes before in execution order;
@@ -61,8 +60,8 @@ struct hb_clock {
   void join_execution_order(const hb_clock& o) {
     max_into(exec, o.task);
     max_into(exec, o.exec);
-    for (const auto& [b, p] : o.completed) raise(observed, b, p);
-    for (const auto& [b, p] : o.observed) raise(observed, b, p);
+    max_into(observed, o.completed);
+    max_into(observed, o.observed);
   }
 
  private:
@@ -70,13 +69,10 @@ struct hb_clock {
     if (a.size() < b.size()) a.resize(b.size(), 0);
     for (size_t i = 0; i < b.size(); ++i) a[i] = std::max(a[i], b[i]);
   }
-  static uint64_t get(const std::map<int, uint64_t>& m, int b) {
-    auto it = m.find(b);
-    return it == m.end() ? 0 : it->second;
-  }
-  static void raise(std::map<int, uint64_t>& m, int b, uint64_t p) {
-    uint64_t& v = m[b];
-    v = std::max(v, p);
+  static uint64_t get(const std::vector<uint64_t>& m, int b) { return size_t(b) < m.size() ? m[size_t(b)] : 0; }
+  static void raise(std::vector<uint64_t>& m, int b, uint64_t p) {
+    if (m.size() <= size_t(b)) m.resize(size_t(b) + 1, 0);
+    m[size_t(b)] = std::max(m[size_t(b)], p);
   }
 };
 

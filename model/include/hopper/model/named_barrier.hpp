@@ -14,7 +14,8 @@ namespace hopper::model {
 
 class named_barrier {
  public:
-  named_barrier(scheduler& s, std::string name, unsigned count) : s_(s), name_(std::move(name)), count_(count) {
+  named_barrier(scheduler& s, std::string name, unsigned count)
+      : s_(s), name_(std::move(name)), count_(count), key_(s.new_key()) {
     if (count == 0) scheduler::misuse("named barrier '" + name_ + "' with a count of 0");
   }
   named_barrier(const named_barrier&) = delete;
@@ -40,6 +41,7 @@ class named_barrier {
       gathering_ = hb_clock{};
       arrived_ = 0;
       ++generation_;
+      s_.notify(key_);
     }
     s_.record("bar.arrive", name_, "generation " + std::to_string(gen));
     return gen;
@@ -52,7 +54,8 @@ class named_barrier {
                      [this, gen] {
                        return "named barrier " + name_ + " generation " + std::to_string(gen) + " (" +
                               std::to_string(arrived_) + " of " + std::to_string(count_) + " arrived)";
-                     });
+                     },
+                     key_);
     s_.clock(t).join(released_[gen]);
     s_.record("bar.wait", name_, "generation " + std::to_string(gen));
   }
@@ -63,6 +66,7 @@ class named_barrier {
   scheduler& s_;
   std::string name_;
   unsigned count_;
+  int key_;  // notified when a generation completes
   unsigned arrived_ = 0;
   uint64_t generation_ = 0;
   hb_clock gathering_;

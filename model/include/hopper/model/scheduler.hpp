@@ -97,6 +97,7 @@ class scheduler {
     t->body = std::move(body);
     t->clock.tick(t->id);
     tasks_.push_back(std::move(t));
+    slots_.emplace_back();
     return tasks_.back()->id;
   }
 
@@ -106,11 +107,11 @@ class scheduler {
     if (running_) misuse("run() called again while running");
     if (ran_) misuse("run() called twice on one program (make a fresh world per run)");
     running_ = ran_ = true;
+    for (auto& t : tasks_) ready_set_.push_back(t->id);
     try {
       for (;;) {
-        ready_.clear();
-        for (auto& t : tasks_)
-          if (t->status == state::ready || (t->status == state::blocked && t->ready_fn())) ready_.push_back(t->id);
+        wake();
+        ready_ = ready_set_;
         if (opt_.slow_cta >= 0) {
           size_t fast = 0;
           for (int id : ready_) fast += tasks_[size_t(id)]->cta != opt_.slow_cta;
@@ -129,13 +130,16 @@ class scheduler {
         // progress (a try_wait loop that never succeeds is a deadlock, not a step limit).
         if (agents_.empty() && !ready_.empty() && std::all_of(ready_.begin(), ready_.end(), [this](int id) {
               const task& k = *tasks_[size_t(id)];
-              return k.status == state::ready && k.polls && k.poll_event == events_;
+              return slots_[size_t(k.id)].status == state::ready && k.polls && k.poll_event == events_;
             }))
           report_deadlock(true);
         if (++steps_ > opt_.step_limit) report_step_limit();
         const size_t k = choose(n);
         if (k < ready_.size()) {
-          resume(*tasks_[size_t(ready_[k])]);
+          const int id = ready_[k];
+          ready_set_.erase(std::lower_bound(ready_set_.begin(), ready_set_.end(), id));
+          resume(*tasks_[size_t(id)]);
+          settle(id);
         } else {
           auto action = std::move(agents_[k - ready_.size()]);
           agents_.erase(agents_.begin() + long(k - ready_.size()));
@@ -172,6 +176,24 @@ class scheduler {
     return t.clock.of(t.id);
   }
 
+  // A change of the model's state that is no event of a task's clock (a warpgroup's meeting
+  // completing): blocked tasks' conditions are evaluated again (ready_now).
+  void changed() { ++events_; }
+
+  // An object whose changes wake its waiters (a barrier's phase, a named barrier's generation).
+  int new_key() {
+    keys_.push_back(0);
+    waiters_.emplace_back();
+    return int(keys_.size()) - 1;
+  }
+  void notify(int key) {
+    ++keys_.at(size_t(key));
+    ++events_;
+    auto& w = waiters_.at(size_t(key));
+    woken_.insert(woken_.end(), w.begin(), w.end());
+    w.clear();
+  }
+
   // The current task's poll (try_wait) found its phase incomplete: what it polls, for a report
   // if nothing else happens any more (a polling loop with no progress possible is a deadlock).
   void polling(std::function<std::string()> what) {
@@ -180,7 +202,7 @@ class scheduler {
     k.poll_event = events_;
   }
   void polled() { tasks_[size_t(current())]->polls = nullptr; }
-  bool task_done(int t) const { return tasks_.at(size_t(t))->status == state::done; }
+  bool task_done(int t) const { return slots_.at(size_t(t)).status == state::done; }
 
   // Tasks by name, grouped: "threads 32-159 (warps 1-4)" for the threads of one CTA of a
   // launch, else their names ("task 'a', task 'b'"), at most 8 then a count.
@@ -217,19 +239,23 @@ class scheduler {
   void yield() {
     task& t = *tasks_[size_t(current())];
     if (aborting_) throw detail::task_abort{};
-    t.status = state::ready;
+    slots_[size_t(t.id)].status = state::ready;
     to_main(t);
     if (aborting_) throw detail::task_abort{};
   }
 
   // Blocks the current task until `ready()` holds; `what()` names what it waits on (barrier,
-  // parity, counts) for a deadlock report.
-  void block_until(std::function<bool()> ready, std::function<std::string()> what) {
+  // parity, counts) for a deadlock report. `key` (from new_key), if given, is the one object
+  // ready() depends on: it is evaluated again only after a notify(key).
+  void block_until(std::function<bool()> ready, std::function<std::string()> what, int key = -1) {
     task& t = *tasks_[size_t(current())];
     if (aborting_) throw detail::task_abort{};
     t.ready_fn = std::move(ready);
     t.what_fn = std::move(what);
-    t.status = state::blocked;
+    slot& k = slots_[size_t(t.id)];
+    k.ready_epoch = ~uint64_t(0);
+    k.key = key;
+    k.status = state::blocked;
     to_main(t);
     t.ready_fn = nullptr;
     t.what_fn = nullptr;
@@ -362,23 +388,30 @@ class scheduler {
 
  private:
   enum class state { ready, running, blocked, done };
+  // What the scheduler reads of every live task at every step, in one dense array (slots_): the
+  // tasks themselves are large and scattered, and a step must not touch each of them.
+  struct slot {
+    state status = state::ready;
+    int key = -1;              // the object ready_fn depends on (block_until)
+    uint64_t ready_epoch = 0;  // events_ (or its key's count) when ready_fn was last evaluated
+    bool ready_cached = false;
+  };
   struct task {
     int id = 0;
-    std::string name;
     int cta = 0;
-    std::function<void()> body;
-    state status = state::ready;
     bool started = false;
+    bool pinned = false;                 // loc set by a caller further out (see at)
+    uint64_t poll_event = 0;             // events_ when its last poll found an incomplete phase
+    std::function<std::string()> polls;  // what that poll found incomplete (see polling)
+    std::function<bool()> ready_fn;
+    std::string name;
+    std::function<void()> body;
     ucontext_t ctx{};
     std::unique_ptr<char[]> stack;
-    std::function<bool()> ready_fn;
     std::function<std::string()> what_fn;
     std::string last = "start";
     hb_clock clock;
-    std::function<std::string()> polls;  // what its last poll found incomplete (see polling)
-    uint64_t poll_event = 0;             // events_ then
-    src_loc loc;                         // the call site of its operation in progress
-    bool pinned = false;                 // loc set by a caller further out (see at)
+    src_loc loc;  // the call site of its operation in progress
   };
   struct agent {
     std::string what;
@@ -404,7 +437,7 @@ class scheduler {
         self->error_ = std::make_exception_ptr(model_error(
             error_kind::api_misuse, self->where_at(t.id) + " threw an exception that is not a std::exception"));
     }
-    t.status = state::done;
+    self->slots_[size_t(t.id)].status = state::done;
     self->leaving_task_for_good();
     // returns through uc_link to the scheduler
   }
@@ -456,10 +489,10 @@ class scheduler {
                   unsigned(p >> 32));
     }
     current_ = t.id;
-    t.status = state::running;
+    slots_[size_t(t.id)].status = state::running;
     to_task(t);
     current_ = -1;
-    if (t.status == state::done) {
+    if (slots_[size_t(t.id)].status == state::done) {
       t.stack.reset();
       on_task_done(t);
     }
@@ -470,16 +503,66 @@ class scheduler {
     }
   }
 
+  // A blocked task's condition depends only on the model's state, which changes only through
+  // events (ticks, copy-engine actions, tasks ending): evaluated again only after one.
+  // The ready set (ready_set_, ids in order) is kept as tasks change state, so that a step costs
+  // what changed, not the number of tasks: a task that ran is settled (ready again, or waiting on
+  // its key, or on any event when it has none); waiters of a notified key, and after any event
+  // the waiters without a key, are checked again. A blocked task's condition, once true, stays
+  // true (phases, generations and retired groups only move forward).
+  void settle(int id) {
+    slot& k = slots_[size_t(id)];
+    if (k.status == state::ready) {
+      insert_ready(id);
+    } else if (k.status == state::blocked) {
+      if (ready_now(id, k))
+        insert_ready(id);
+      else if (k.key >= 0)
+        waiters_[size_t(k.key)].push_back(id);
+      else
+        unkeyed_.push_back(id);
+    }
+  }
+  void wake() {
+    if (!woken_.empty()) {
+      std::vector<int> w;
+      w.swap(woken_);
+      for (int id : w) settle(id);
+    }
+    if (!unkeyed_.empty() && unkeyed_epoch_ != events_) {
+      unkeyed_epoch_ = events_;
+      std::vector<int> still;
+      for (int id : unkeyed_) {
+        if (ready_now(id, slots_[size_t(id)]))
+          insert_ready(id);
+        else
+          still.push_back(id);
+      }
+      unkeyed_.swap(still);
+    }
+  }
+  void insert_ready(int id) { ready_set_.insert(std::lower_bound(ready_set_.begin(), ready_set_.end(), id), id); }
+
+  bool ready_now(int id, slot& k) {
+    const uint64_t epoch = k.key >= 0 ? keys_[size_t(k.key)] : events_;
+    if (k.ready_epoch != epoch) {
+      k.ready_cached = tasks_[size_t(id)]->ready_fn();
+      k.ready_epoch = epoch;
+    }
+    return k.ready_cached;
+  }
+
   void on_task_done(task& t) {
+    ++events_;
     if (opt_.trace) trace_.push_back({steps_, t.id, t.cta, "exit", t.name, ""});
     for (auto& o : tasks_)
-      if (o->cta == t.cta && o->status != state::done) return;
+      if (o->cta == t.cta && slots_[size_t(o->id)].status != state::done) return;
     exited_.insert(t.cta);
   }
 
   size_t live_tasks() const {
     size_t n = 0;
-    for (auto& t : tasks_) n += t->status != state::done;
+    for (auto& t : tasks_) n += slots_[size_t(t->id)].status != state::done;
     return n;
   }
 
@@ -493,9 +576,9 @@ class scheduler {
     std::vector<std::pair<std::string, std::vector<int>>> groups;  // "waits on X at loc" -> tasks
     for (auto& t : tasks_) {
       std::string what;
-      if (t->status == state::blocked)
+      if (slots_[size_t(t->id)].status == state::blocked)
         what = "wait on " + (t->what_fn ? t->what_fn() : std::string("?"));
-      else if (t->status != state::done)
+      else if (slots_[size_t(t->id)].status != state::done)
         what = t->polls ? "poll (try_wait loop) " + t->polls() : "last at " + t->last;
       else
         continue;
@@ -516,9 +599,9 @@ class scheduler {
     std::ostringstream o;
     o << "stopped after " << opt_.step_limit << " steps (a task that never ends?)";
     for (auto& t : tasks_) {
-      if (t->status == state::done) continue;
+      if (slots_[size_t(t->id)].status == state::done) continue;
       o << "\n  " << where(t->id) << " last at " << t->last;
-      if (t->status == state::blocked && t->what_fn) o << ", waiting on " << t->what_fn();
+      if (slots_[size_t(t->id)].status == state::blocked && t->what_fn) o << ", waiting on " << t->what_fn();
     }
     throw model_error(error_kind::step_limit, o.str());
   }
@@ -528,12 +611,12 @@ class scheduler {
     for (auto& t : tasks_) {
       // A task that swallows the abort and keeps calling the model is resumed a few times at
       // most; its stack is then dropped.
-      for (int tries = 0; t->started && t->status != state::done && tries < 4; ++tries) {
+      for (int tries = 0; t->started && slots_[size_t(t->id)].status != state::done && tries < 4; ++tries) {
         current_ = t->id;
         to_task(*t);
         current_ = -1;
       }
-      t->status = state::done;
+      slots_[size_t(t->id)].status = state::done;
       t->stack.reset();
     }
     error_ = nullptr;
@@ -578,6 +661,12 @@ class scheduler {
   std::vector<std::unique_ptr<task>> tasks_;
   std::vector<agent> agents_;
   std::vector<int> ready_;
+  std::vector<int> ready_set_;             // the tasks that can run, in id order (see settle)
+  std::vector<std::vector<int>> waiters_;  // per key: blocked tasks waiting on it
+  std::vector<int> woken_;                 // waiters of keys notified since the last step
+  std::vector<int> unkeyed_;               // blocked tasks with no key: checked after any event
+  uint64_t unkeyed_epoch_ = ~uint64_t(0);
+  std::vector<slot> slots_;  // per task: what every step reads (slot)
   std::set<int> exited_;
   ucontext_t main_{};
   const void* main_stack_ = nullptr;  // the scheduler's stack, as ASan's fiber interface saw it
@@ -585,7 +674,8 @@ class scheduler {
   int current_ = -1;
   bool running_ = false, ran_ = false, aborting_ = false, exhaustive_ = false;
   uint64_t steps_ = 0;
-  uint64_t events_ = 0;  // events of tasks (ticks) and copy-engine actions so far
+  uint64_t events_ = 0;         // events of tasks (ticks) and copy-engine actions so far
+  std::vector<uint64_t> keys_;  // per key: its notifications so far
   std::exception_ptr error_;
   std::vector<size_t> replay_;
   size_t pos_ = 0;

@@ -239,13 +239,17 @@ class wgmma_warpgroup {
       last();
       arrived_ = 0;
       ++gen_;
+      if (key_ >= 0) w.notify(key_);
+      w.changed();
       return;
     }
+    if (key_ < 0) key_ = w.new_key();
     w.block_until([this, g] { return gen_ > g; },
                   [this, op] {
                     return op + " of " + name() + " (" + std::to_string(arrived_) +
                            " of 128 threads arrived; .sync.aligned: every thread of the warpgroup must execute it)";
-                  });
+                  },
+                  key_);
   }
 
   // One operand: the bf16 values of its (mn, k), mn < rows, k < 16, read through the descriptor.
@@ -358,6 +362,7 @@ class wgmma_warpgroup {
   std::string at_;
   uint32_t arrived_ = 0;
   uint64_t gen_ = 0;
+  int key_ = -1;  // the scheduler key its waiters block on (made at the first wait)
   std::array<slot, threads> slots_{};
   // the tensor core's state
   bool fenced_ = false;
