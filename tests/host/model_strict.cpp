@@ -61,4 +61,44 @@ TEST(ModelStrict, TensorCoordinateOutsideInt32IsReported) {
   }
 }
 
+// A .release.cta arrive on a barrier of another CTA orders nothing for that CTA's threads: a value
+// written before it is not published to the peer that waits (.cluster publishes it).
+template <hopper::ptx::scope SC>
+outcome remote_release(uint64_t seed) {
+  const program p = [](world& w) {
+    buffer& g = w.make_global("value", 16);
+    launch(w, {2, 32, 2}, [&g](target& t) {
+      auto& b = t.cta_shared<mbarrier_slot>("b");
+      if (t.thread() == 0) {
+        t.mbarrier_init(b, 1, "b", 0);
+        t.fence_mbarrier_init_release_cluster();
+      }
+      t.barrier_cluster_arrive_aligned();
+      t.barrier_cluster_wait_aligned();
+      if (t.thread() == 0 && t.cluster_rank() == 1) {
+        gmem<uint32_t>(g).store(0, 42);
+        t.mbarrier_arrive<hopper::ptx::sem::release, SC>(t.mapa(b, 0));
+      } else if (t.thread() == 0) {
+        t.mbarrier_wait(b, hopper::parity(0));
+        (void)gmem<uint32_t>(g).load(0);
+      }
+      t.barrier_cluster_arrive_aligned();  // CTA 0's barrier outlives the remote arrive
+      t.barrier_cluster_wait_aligned();
+    });
+  };
+  run_options o;
+  o.seed = seed;
+  return run_once(p, o);
+}
+
+TEST(ModelStrict, ReleaseAtCtaScopeOnAPeersBarrierPublishesNothing) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const outcome ok = remote_release<hopper::ptx::scope::cluster>(seed);
+    EXPECT_TRUE(ok.ok) << ok.message;
+    const outcome bad = remote_release<hopper::ptx::scope::cta>(seed);
+    ASSERT_EQ(bad.kind, error_kind::raw_hazard) << bad.message;
+    EXPECT_NE(bad.message.find("global buffer 'value'"), std::string::npos) << bad.message;
+  }
+}
+
 }  // namespace

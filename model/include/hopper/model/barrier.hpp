@@ -62,9 +62,13 @@ class barrier {
   }
 
   // mbarrier.arrive{.release|.relaxed}.shared::{cta|cluster}.b64 state, [addr], count
-  mbarrier_token arrive(uint32_t count = 1, sem m = sem::release) {
+  // `sc`: the .scope; a .release.cta arrive on another CTA's barrier (.shared::cluster) orders
+  // nothing for that CTA's threads, which lie outside its scope (PTX ISA, memory consistency
+  // model: morally strong operations share a scope that contains both threads).
+  mbarrier_token arrive(uint32_t count = 1, sem m = sem::release, ptx::scope sc = ptx::scope::cluster) {
     const int t = enter("mbarrier.arrive", true);
-    return counted(t, "mbarrier.arrive", m, [&] { return st_.arrive(count); });
+    return counted(
+        t, "mbarrier.arrive", m, [&] { return st_.arrive(count); }, 0, sc);
   }
   // Lane task t's part of one warp instruction whose lanes arrive together (each on its own
   // barrier, as mbarrier.arrive.shared::cluster with lane r addressing CTA r), performed by the
@@ -82,9 +86,10 @@ class barrier {
     return counted(t, "mbarrier.arrive.noComplete", m, [&] { return st_.arrive(count, true); });
   }
   // mbarrier.arrive.expect_tx.shared::{cta|cluster}.b64 state, [addr], txCount
-  mbarrier_token arrive_expect_tx(uint32_t bytes, sem m = sem::release) {
+  mbarrier_token arrive_expect_tx(uint32_t bytes, sem m = sem::release, ptx::scope sc = ptx::scope::cluster) {
     const int t = enter("mbarrier.arrive.expect_tx", true);
-    return counted(t, "mbarrier.arrive.expect_tx", m, [&] { return st_.arrive_expect_tx(bytes); });
+    return counted(
+        t, "mbarrier.arrive.expect_tx", m, [&] { return st_.arrive_expect_tx(bytes); }, 0, sc);
   }
   // mbarrier.arrive_drop.shared::cta.b64 state, [addr], count
   mbarrier_token arrive_drop(uint32_t count = 1, sem m = sem::release) {
@@ -310,17 +315,22 @@ class barrier {
   // `when`: the arrive's time in t's clock, already ticked (a lane's part of a warp instruction,
   // arrive_in_step); 0: tick now.
   template <class F>
-  mbarrier_token counted(int t, const char* op, sem m, F&& f, uint64_t when = 0) {
+  mbarrier_token counted(int t, const char* op, sem m, F&& f, uint64_t when = 0, ptx::scope sc = ptx::scope::cluster) {
     check_sem(op, m, sem::release);
     check_phase_race(s_.clock(t), t, op);
     // .release publishes this task's history into the phase; .relaxed only its place in
     // execution order (what it had observed is over, but none of its accesses are ordered).
     cur_.add(t, when ? when : s_.tick(), op, s_.loc(t));
-    if (m == sem::release) {
+    const bool out_of_scope = sc == ptx::scope::cta && s_.task_cta(t) != cta_;
+    if (m == sem::release && !out_of_scope) {
       current_.join(s_.clock(t));
     } else {
       current_.join_execution_order(s_.clock(t));
-      s_.note_relaxed_arrive(t, name());
+      s_.note_relaxed_arrive(t, name(),
+                             m == sem::release ? ".release.cta on a barrier of CTA " + std::to_string(cta_) +
+                                                     ", whose threads lie outside its scope: it orders no memory "
+                                                     "for them (use .cluster)"
+                                               : std::string());
     }
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });

@@ -307,8 +307,12 @@ class scheduler {
 
   // A .relaxed arrive of task t on barrier `bar`, with what t knew then: kept so that a WAR
   // report on a read ordered before it can say that this arrive ordered nothing.
-  void note_relaxed_arrive(int t, const std::string& bar) {
-    if (relaxed_arrives_.size() < 4096) relaxed_arrives_.push_back({t, bar, tasks_.at(size_t(t))->clock.task});
+  // `why`: why it orders nothing (default: it is .relaxed).
+  void note_relaxed_arrive(int t, const std::string& bar, std::string why = {}) {
+    if (why.empty())
+      why = ".relaxed, which orders no memory (a stage read with generic loads is released with .release)";
+    if (relaxed_arrives_.size() < 4096)
+      relaxed_arrives_.push_back({t, bar, std::move(why), tasks_.at(size_t(t))->clock.task});
   }
   // The first .relaxed arrive that came after task t's event at time `after` in t's own order or
   // through synchronisation (a __syncwarp before an elected arrive), as a phrase, or empty.
@@ -316,9 +320,7 @@ class scheduler {
     for (const auto& a : relaxed_arrives_) {
       const uint64_t known = size_t(t) < a.knew.size() ? a.knew[size_t(t)] : 0;
       if (known < after) continue;
-      return "the arrive on barrier " + a.bar + " by " + where(a.task) +
-             " after this read was .relaxed, which orders no memory (a stage read with generic loads is "
-             "released with .release)";
+      return "the arrive on barrier " + a.bar + " by " + where(a.task) + " after this read was " + a.why;
     }
     return {};
   }
@@ -685,6 +687,7 @@ class scheduler {
   struct relaxed_arrive {
     int task;
     std::string bar;
+    std::string why;
     std::vector<uint64_t> knew;  // the arriving task's clock (memory order) at the arrive
   };
   std::vector<relaxed_arrive> relaxed_arrives_;

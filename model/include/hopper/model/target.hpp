@@ -430,12 +430,12 @@ class target {
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   void mbarrier_arrive(remote_barrier r, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    (void)remote(r, "mbarrier.arrive.shared::cluster").arrive(1, arrive_sem<S>());
+    (void)remote(r, "mbarrier.arrive.shared::cluster").arrive(1, arrive_sem<S>(), SC);
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   void mbarrier_arrive_expect_tx(remote_barrier r, uint32_t bytes, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    (void)remote(r, "mbarrier.arrive.expect_tx.shared::cluster").arrive_expect_tx(bytes, arrive_sem<S>());
+    (void)remote(r, "mbarrier.arrive.expect_tx.shared::cluster").arrive_expect_tx(bytes, arrive_sem<S>(), SC);
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
