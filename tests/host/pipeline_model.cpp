@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -210,7 +211,7 @@ TEST(PipelineModel, MutantsAreReported) {
   for (const mutant_case& mc : all) {
     int reported = 0;
     const int reps = 100;
-    std::vector<int> by_kind(7, 0);
+    std::map<error_kind, int> by_kind;
     for (int rep = 0; rep < reps; ++rep) {
       host_case c;
       c.m = mc.m;
@@ -230,7 +231,7 @@ TEST(PipelineModel, MutantsAreReported) {
         continue;
       }
       ++reported;
-      ++by_kind[size_t(o.kind)];
+      ++by_kind[o.kind];
       bool expected_kind = false;
       for (error_kind k : mc.kinds) expected_kind = expected_kind || k == o.kind;
       ASSERT_TRUE(expected_kind) << describe(c) << ": reported as another kind:\n" << o.message;
@@ -247,9 +248,8 @@ TEST(PipelineModel, MutantsAreReported) {
       if (reported == 1) std::printf("[%s] %s\n", name(c.m), o.message.substr(0, 300).c_str());
     }
     std::string kinds;
-    for (size_t k = 0; k < by_kind.size(); ++k)
-      if (by_kind[k])
-        kinds += std::string(kinds.empty() ? "" : ", ") + to_string(error_kind(k)) + " " + std::to_string(by_kind[k]);
+    for (const auto& [k, n] : by_kind)
+      kinds += std::string(kinds.empty() ? "" : ", ") + to_string(k) + " " + std::to_string(n);
     std::printf("mutant %s (cluster %u): reported on %d of %d seeds (%s)\n", name(mc.m), mc.cluster, reported, reps,
                 kinds.c_str());
     EXPECT_GE(reported, mc.every_seed ? reps : reps / 20) << name(mc.m);
