@@ -156,30 +156,19 @@ class barrier {
 
   // mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity
   bool test_wait(uint32_t parity, sem m = sem::acquire) {
-    check_sem("mbarrier.test_wait.parity", m, sem::acquire);
-    const int t = enter("mbarrier.test_wait.parity", true);
-    const bool r = st_.test_wait_parity(parity);
-    if (r) {
-      acquire(t, m);
-      check_wait_history(t, parity, int64_t(st_.phase()) - 1);
-      s_.polled();
-    } else {
-      s_.polling([this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); });
-    }
-    return r;
+    return poll(parity, m, "mbarrier.test_wait.parity", false, false, true);
   }
   // mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [addr], parity:
   // may return false although the phase completed (drawn from the seed in a random run; a
   // choice point, succeed or fail, while exploring every interleaving).
-  bool try_wait(uint32_t parity, sem m = sem::acquire) { return poll(parity, true, m); }
+  bool try_wait(uint32_t parity, sem m = sem::acquire) { return poll(parity, m, kTryWait, true, true, true); }
   // The loop every kernel writes around try_wait.parity: blocks the task.
   // Its own polls fail spuriously only in random runs (exploring them would never end).
   void wait(uint32_t parity, sem m = sem::acquire) {
-    while (!poll(parity, false, m)) {
+    while (!poll(parity, m, kTryWait, true, false, true)) {
       const uint64_t ph = st_.phase();
-      s_.block_until(
-          [this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
-          [this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); }, key_);
+      s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
+                     [this, parity] { return waiting_on(parity); }, key_);
     }
   }
   // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state
@@ -208,7 +197,7 @@ class barrier {
     enter("mbarrier.try_wait.parity", false);
     st_.check_wait_phase(k);
     const uint32_t parity = uint32_t(k & 1);
-    while (!poll(parity, false, sem::acquire, false)) {
+    while (!poll(parity, sem::acquire, kTryWait, true, false, false)) {
       st_.check_wait_phase(k);
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
@@ -263,14 +252,15 @@ class barrier {
 
   // try_wait.parity: `program_call` when the program itself called try_wait (then a spurious
   // failure is also a choice point of an exhaustive exploration).
-  // `history`: the task's history says which phase it waits for (check_wait_history); false
-  // where the program names the phase itself (wait_phase).
-  bool poll(uint32_t parity, bool program_call, sem m = sem::acquire, bool history = true) {
-    check_sem("mbarrier.try_wait.parity", m, sem::acquire);
-    const int t = enter("mbarrier.try_wait.parity", true);
+  // `may_fail`: try_wait, which may return false although the phase completed (test_wait never
+  // does). `history`: the task's history says which phase it waits for (check_wait_history);
+  // false where the program names the phase itself (wait_phase).
+  static constexpr const char* kTryWait = "mbarrier.try_wait.parity";
+  bool poll(uint32_t parity, sem m, const char* op, bool may_fail, bool program_call, bool history) {
+    check_sem(op, m, sem::acquire);
+    const int t = enter(op, true);
     const bool complete = st_.test_wait_parity(parity);
-    bool r = complete;
-    if (r && s_.spurious(program_call)) r = false;
+    const bool r = complete && !(may_fail && s_.spurious(program_call));
     if (r) {
       acquire(t, m);
       if (history) check_wait_history(t, parity, int64_t(st_.phase()) - 1);
@@ -278,8 +268,12 @@ class barrier {
     if (complete)
       s_.polled();
     else
-      s_.polling([this, parity] { return "parity " + std::to_string(parity) + " of " + describe() + exited_note(); });
+      s_.polling([this, parity] { return waiting_on(parity); });
     return r;
+  }
+  // "parity p of barrier ... ; exited without arriving ...": what a waiter waits on.
+  std::string waiting_on(uint32_t parity) const {
+    return "parity " + std::to_string(parity) + " of " + describe() + exited_note();
   }
 
   // An arrive takes .release or .relaxed, a wait .acquire or .relaxed (PTX ISA, mbarrier.arrive

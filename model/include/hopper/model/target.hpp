@@ -459,18 +459,9 @@ class target {
     w().at(loc);
     w().fence_proxy_async();
   }
-  void fence_proxy_async_shared_cta(src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    w().fence_proxy_async();
-  }
-  void fence_proxy_async_shared_cluster(src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    w().fence_proxy_async();
-  }
-  void fence_proxy_async_global(src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    w().fence_proxy_async();
-  }
+  void fence_proxy_async_shared_cta(src_loc loc = src_loc::current()) const { fence_proxy_async(loc); }
+  void fence_proxy_async_shared_cluster(src_loc loc = src_loc::current()) const { fence_proxy_async(loc); }
+  void fence_proxy_async_global(src_loc loc = src_loc::current()) const { fence_proxy_async(loc); }
   void fence_mbarrier_init_release_cluster(src_loc loc = src_loc::current()) const {
     w().at(loc);
     w().fence_mbarrier_init();

@@ -239,8 +239,10 @@ class wgmma_warpgroup {
       last();
       arrived_ = 0;
       ++gen_;
-      if (key_ >= 0) w.notify(key_);
-      w.changed();
+      if (key_ >= 0)
+        w.notify(key_);
+      else
+        w.changed();  // no waiter yet, but the state moved
       return;
     }
     if (key_ < 0) key_ = w.new_key();
