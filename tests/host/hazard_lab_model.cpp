@@ -315,9 +315,8 @@ TEST(HazardLabModel, WarRefillBeforeConsumersRelease) {
   const lab_config k;
   expect_clean(lab_case::war_refill_before_release, k);
   // The refill is issued while consumers have read the stage and not released it.
-  expect_flagged_always(
-      lab_case::war_refill_before_release, k, error_kind::war_hazard, "stage", {0, 1},
-      {"bulk copy 'refill'", "may still be reading it", "refills a stage only after waiting for its release"});
+  expect_flagged_always(lab_case::war_refill_before_release, k, error_kind::war_hazard, "stage", {0, 1},
+                        {"bulk copy 'refill'", "may still be reading it", "released after its last read"});
   expect_planted_fault_counted(lab_case::war_refill_before_release, k);
 }
 

@@ -417,10 +417,9 @@ class buffer {
         war(ch, r.mask & m,
             what + " while " + s_.where(r.task) + r.loc.at() +
                 " may still be reading it (its read is not ordered before this write: " +
-                (!relaxed.empty() ? relaxed
-                 : async          ? std::string("the copy's issuer refills a stage only after waiting for its "
-                                                         "release by every reader, e.g. its empty barrier")
-                                  : std::string("a stage is released after its last read")) +
+                (relaxed.empty() ? std::string("a stage is released after its last read, and refilled only "
+                                               "after the writer waited for every reader's release")
+                                 : relaxed) +
                 ")");
       }
     for (const wrec& w : k.writes) {
