@@ -15,15 +15,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
+#include "hopper/checked.hpp"
 #include "hopper/device_target.cuh"
 #include "hopper/limits.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/tensor_map.hpp"
 #include "kernels/dispatch.hpp"
+#include "kernels/stream_copy_args.hpp"
 #include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels {
@@ -84,97 +87,6 @@ __global__ void __launch_bounds__(32 + 16 * 32)
 // ---- host side -------------------------------------------------------------------------------
 
 namespace detail {
-
-// Throws std::invalid_argument("hopper: <who>: <what>"), as hopper/limits.hpp's checks do.
-[[noreturn]] inline void copy_reject(const char* who, const std::string& what) {
-  limits::reject(std::string(who) + ": " + what);
-}
-
-inline std::string ptr_str(const void* p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%p", p);
-  return buf;
-}
-
-// Shared memory of one CTA's ring: a per-tile CTA never holds more than its tile_chunks chunks.
-inline uint64_t ring_bytes(const stream_copy_config& c) {
-  const uint32_t held = c.sched == schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
-  return uint64_t(held) * c.stage_bytes;
-}
-
-// The checks every variant shares; `granule` is the stage_bytes multiple the variant needs. The
-// hardware limits (bulk-copy alignment and size, tx-count, shared memory) are hopper/limits.hpp's.
-inline void check_copy_args(const char* who, const void* dst, const void* src, uint64_t bytes,
-                            const stream_copy_config& cfg, uint32_t granule) {
-  const std::string me = std::string(who) + ": ";
-  if (bytes > 0 && (dst == nullptr || src == nullptr))
-    copy_reject(who, std::string(dst == nullptr ? "dst" : "src") + " is null with " + std::to_string(bytes) + " bytes");
-  const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
-  if (bytes > 0 && d < s + bytes && s < d + bytes) {
-    const uintptr_t overlap = (d < s ? d : s) + bytes - (d < s ? s : d);
-    copy_reject(who, "dst " + ptr_str(dst) + " and src " + ptr_str(src) + " overlap by " + std::to_string(overlap) +
-                         " of the " + std::to_string(bytes) + " bytes copied (in-place is not a streaming copy)");
-  }
-  const uint32_t st = cfg.stages;
-  if (!(st == 2 || st == 3 || st == 4 || st == 6 || st == 8 || st == 12 || st == 16))
-    copy_reject(who, "stages = " + std::to_string(st) + " is not one of 2, 3, 4, 6, 8, 12, 16");
-  if (cfg.stage_bytes == 0 || cfg.stage_bytes % granule != 0)
-    copy_reject(who, "stage_bytes = " + std::to_string(cfg.stage_bytes) + " is not a positive multiple of " +
-                         std::to_string(granule));
-  // Every stage is one bulk copy each way between src (dst) and shared memory, counted on one
-  // mbarrier phase: its size and both addresses follow cp.async.bulk's rules.
-  limits::check_bulk_copy(cfg.stage_bytes, src, dst, /*with_mbarrier=*/true, me + "stage copy");
-  if (cfg.store_lag > 2) copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) + " is not 0, 1 or 2");
-  if (cfg.store_lag >= cfg.stages)
-    copy_reject(who, "store_lag = " + std::to_string(cfg.store_lag) +
-                         " leaves no stage to load into with stages = " + std::to_string(cfg.stages));
-  if (cfg.prefetch_chunks > 64)
-    copy_reject(who, "prefetch_chunks = " + std::to_string(cfg.prefetch_chunks) + " is out of range 0..64");
-  if (static_cast<unsigned>(cfg.load_policy) > 3u || static_cast<unsigned>(cfg.store_policy) > 3u)
-    copy_reject(who, "l2_evict value " +
-                         std::to_string(unsigned(static_cast<unsigned>(cfg.load_policy) > 3u ? cfg.load_policy
-                                                                                             : cfg.store_policy)) +
-                         " is not a hopper::kernels::l2_evict");
-  if (static_cast<unsigned>(cfg.order) > 1u)
-    copy_reject(who,
-                "chunk_order value " + std::to_string(unsigned(cfg.order)) + " is not a hopper::kernels::chunk_order");
-  if (static_cast<unsigned>(cfg.path) > 1u)
-    copy_reject(who,
-                "store_path value " + std::to_string(unsigned(cfg.path)) + " is not a hopper::kernels::store_path");
-  if (cfg.path == store_path::st_global) {
-    if (cfg.store_warps < 1 || cfg.store_warps > 16)
-      copy_reject(who, "store_warps = " + std::to_string(cfg.store_warps) + " is out of range 1..16");
-    if (cfg.streaming_store && cfg.store_policy != l2_evict::none)
-      copy_reject(who,
-                  "streaming_store (st.global.cs) and store_policy (st.global.L2::cache_hint) are exclusive: "
-                  "choose one");
-  }
-  if (static_cast<unsigned>(cfg.sched) > 1u)
-    copy_reject(who, "schedule value " + std::to_string(unsigned(cfg.sched)) + " is not a hopper::kernels::schedule");
-  const bool per_tile = cfg.sched == schedule::per_tile;
-  if (per_tile && (cfg.tile_chunks < 1 || cfg.tile_chunks > 16))
-    copy_reject(who, "tile_chunks = " + std::to_string(cfg.tile_chunks) + " is out of range 1..16");
-  if (per_tile && cfg.stage_bytes != 0) {
-    const uint64_t chunks = (bytes + cfg.stage_bytes - 1) / cfg.stage_bytes;
-    if ((chunks + cfg.tile_chunks - 1) / cfg.tile_chunks > (uint64_t(1) << 31) - 1)
-      copy_reject(who, "bytes = " + std::to_string(bytes) + " needs more than 2^31-1 tiles of " +
-                           std::to_string(cfg.tile_chunks) + " x " + std::to_string(cfg.stage_bytes) +
-                           " bytes (the grid's x limit)");
-  }
-  if (cfg.blocks_per_sm < 1 || cfg.blocks_per_sm > 32)
-    copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " is out of range 1..32");
-  const uint64_t smem = ring_bytes(cfg);
-  limits::check_smem_budget(smem, limits::max_smem_per_block,
-                            me + "stages x stage_bytes = " + std::to_string(smem / cfg.stage_bytes) + " x " +
-                                std::to_string(cfg.stage_bytes));
-  // Each CTA also takes the shared memory the system reserves per block and 512 bytes for its
-  // barriers. A per-tile grid has as many CTAs per SM as fit; blocks_per_sm does not apply.
-  const uint64_t per_sm = uint64_t(cfg.blocks_per_sm) * (smem + limits::reserved_smem_per_block + 512u);
-  if (!per_tile && per_sm > limits::smem_per_sm)
-    copy_reject(who, "blocks_per_sm = " + std::to_string(cfg.blocks_per_sm) + " x " + std::to_string(smem) +
-                         " bytes of stages does not fit the " + std::to_string(limits::smem_per_sm / 1024) +
-                         " KiB of shared memory of one SM");
-}
 
 // Sets the dynamic shared memory, then sizes the persistent grid: min(chunks, SMs x CTAs that
 // actually fit per SM, capped at blocks_per_sm). At least one CTA (it copies the scalar tail).
@@ -247,7 +159,7 @@ inline st_kind st_kind_of(const stream_copy_config& c) {
 template <bool Axpb>
 inline cudaError_t launch_ldst(uint8_t* dst, const uint8_t* src, uint64_t bytes, float a, float b,
                                const stream_copy_config& cfg, cudaStream_t stream) {
-  const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
+  const uint64_t chunks = checked::ceil_div(bytes & ~uint64_t(15), uint64_t(cfg.stage_bytes));
   const size_t smem = ring_bytes(cfg);
   const uint32_t threads = 32u + 32u * cfg.store_warps;
   return dispatch_ldst<Axpb>(cfg.stages, st_kind_of(cfg), [&](auto kernel) {
@@ -280,12 +192,12 @@ struct axpb_bf16_instance {
 inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
                                   const stream_copy_config& cfg = stream_copy_1d_default(),
                                   cudaStream_t stream = nullptr) {
-  detail::check_copy_args("stream_copy_1d", dst, src, bytes, cfg, 16);
+  detail::check_copy_1d_args(dst, src, bytes, cfg);
   if (bytes == 0) return cudaSuccess;
   if (cfg.path == store_path::st_global)
     return detail::launch_ldst<false>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes, 0.f, 0.f,
                                       cfg, stream);
-  const uint64_t chunks = ((bytes & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
+  const uint64_t chunks = checked::ceil_div(bytes & ~uint64_t(15), uint64_t(cfg.stage_bytes));
   const size_t smem = detail::ring_bytes(cfg);
   return detail::dispatch<detail::copy_1d_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
     uint32_t grid = 0;
@@ -308,14 +220,7 @@ struct stream_copy_2d_plan {
 
   // Validates, encodes the two maps (bytes viewed as rows of 256 s32), picks the kernel's shape.
   static stream_copy_2d_plan make(void* dst, const void* src, uint64_t bytes, const stream_copy_config& cfg = {}) {
-    detail::check_copy_args("stream_copy_2d", dst, src, bytes, cfg, stream_copy_2d_row_bytes);
-    if (cfg.path != store_path::bulk)
-      detail::copy_reject("stream_copy_2d",
-                          "store_path st_global is offered by the 1-D and fused kernels only "
-                          "(the 2-D copy stores through its tensor map)");
-    if (bytes / stream_copy_2d_row_bytes > (uint64_t(1) << 31) - 1)
-      detail::copy_reject("stream_copy_2d", "bytes = " + std::to_string(bytes) +
-                                                " is more than 2^31-1 rows of 1024 bytes (s32 coordinates)");
+    detail::check_copy_2d_args(dst, src, bytes, cfg);
     stream_copy_2d_plan p;
     p.dst = dst, p.src = src, p.bytes = bytes, p.cfg = cfg;
     p.rows = uint32_t(bytes / stream_copy_2d_row_bytes);
@@ -361,18 +266,13 @@ inline cudaError_t stream_copy_2d(void* dst, const void* src, uint64_t bytes, co
 inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, uint64_t n, float a, float b,
                                     const stream_copy_config& cfg = stream_axpb_bf16_default(),
                                     cudaStream_t stream = nullptr) {
+  detail::check_axpb_args(y, x, n, cfg);
   const uint32_t threads = 64u + 32u * cfg.transform_warps;
-  if (cfg.transform_warps < 1 || cfg.transform_warps > 16)
-    detail::copy_reject("stream_axpb_bf16",
-                        "transform_warps = " + std::to_string(cfg.transform_warps) + " is out of range 1..16");
-  if (n > (uint64_t(1) << 62))
-    detail::copy_reject("stream_axpb_bf16", "n = " + std::to_string(n) + " elements overflows the byte count");
-  detail::check_copy_args("stream_axpb_bf16", y, x, n * 2u, cfg, 16);
   if (n == 0) return cudaSuccess;
   if (cfg.path == store_path::st_global)
     return detail::launch_ldst<true>(reinterpret_cast<uint8_t*>(y), reinterpret_cast<const uint8_t*>(x), n * 2u, a, b,
                                      cfg, stream);
-  const uint64_t chunks = ((n * 2u & ~uint64_t(15)) + cfg.stage_bytes - 1) / cfg.stage_bytes;
+  const uint64_t chunks = checked::ceil_div(n * 2u & ~uint64_t(15), uint64_t(cfg.stage_bytes));
   const size_t smem = detail::ring_bytes(cfg);
   return detail::dispatch<detail::axpb_bf16_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
     uint32_t grid = 0;

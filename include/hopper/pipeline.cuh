@@ -29,9 +29,12 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "hopper/checked.hpp"
 #include "hopper/hd.hpp"
 #include "hopper/limits.hpp"
 #include "hopper/phase.hpp"
@@ -92,6 +95,39 @@ HOPPER_HD_TEMPLATE constexpr uint32_t empty_arrivals(const pipeline_params& p) {
   return p.releases_per_cta * arrivals_per_release(p) * (p.multicast ? p.cluster_size : 1u);
 }
 
+// What makes `p` no pipeline, naming the field, or nullptr: releases_per_cta 0, a cluster outside
+// 1..16, a releaser that is not a release_by, or an empty-barrier count (computed without
+// wrapping) outside mbarrier.init's 1..2^20-1. pipeline::init checks it on both machines.
+HOPPER_HD constexpr const char* params_fault(const pipeline_params& p) {
+  if (p.releases_per_cta == 0) return "releases_per_cta = 0: at least one warp per CTA must release each stage";
+  if (p.cluster_size < 1 || p.cluster_size > limits::max_nonportable_cluster_size)
+    return "cluster_size is outside 1..16";
+  if (p.releaser != release_by::automatic && p.releaser != release_by::each_lane &&
+      p.releaser != release_by::warp_leader)
+    return "releaser is not a release_by (automatic, each_lane or warp_leader)";
+  const uint64_t arrivals =
+      uint64_t(p.releases_per_cta) * arrivals_per_release(p) * (p.multicast ? p.cluster_size : 1u);
+  if (!limits::valid_arrival_count(arrivals))
+    return "releases_per_cta x arrivals per release x receiving CTAs exceeds the mbarrier arrival count 2^20-1";
+  return nullptr;
+}
+
+namespace detail {
+// Deliberately not constexpr, like counts.hpp's: a bad pipeline_params is an error on either
+// machine (the host throws, naming the field; the device prints it and traps).
+HOPPER_HD void bad_pipeline_params(const char* why, const pipeline_params& p) {
+#if defined(__CUDA_ARCH__)
+  printf("hopper: pipeline_params{releases_per_cta %u, cluster_size %u}: %s\n", p.releases_per_cta, p.cluster_size,
+         why);
+  __trap();
+#else
+  throw std::invalid_argument("hopper: pipeline_params{releases_per_cta " + std::to_string(p.releases_per_cta) +
+                              ", cluster_size " + std::to_string(p.cluster_size) + ", releaser " +
+                              std::to_string(unsigned(p.releaser)) + "}: " + why);
+#endif
+}
+}  // namespace detail
+
 // The memory semantics of a consumer's release, the arrive on empty[s] (PTX ISA, mbarrier.arrive:
 // .release or .relaxed). release_sem is ptx::sem under the name a release reads with; a release
 // takes one of its two values:
@@ -141,6 +177,7 @@ class pipeline {
   HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{},
                                           source_location loc = source_location::current()) {
     pin(be, loc);
+    if (const char* why = params_fault(p)) detail::bad_pipeline_params(why, p);
     if (be.init_thread()) {
       for (int s = 0; s < Stages; ++s) {
         be.init(st.full[s], 1u, "full", uint32_t(s));
@@ -304,16 +341,35 @@ struct pipeline_config {
   release_by releaser = release_by::automatic;  // who arrives when a warp releases a stage
   size_t extra_smem = 0;                        // other shared memory the kernel uses
 
-  // Shared memory the pipeline needs: the stages plus a full and an empty barrier per stage.
-  size_t smem_bytes() const {
-    return size_t(stages) * stage_bytes + size_t(stages) * 2 * limits::mbarrier_bytes + extra_smem;
+  // Shared memory the pipeline needs: the stages plus a full and an empty barrier per stage, and
+  // the kernel's other bytes; nullopt when the sum does not fit 64 bits (validate rejects that).
+  std::optional<size_t> checked_smem_bytes() const {
+    return checked::add(checked::add(checked::mul(size_t(stages), stage_bytes), barrier_bytes()), extra_smem);
   }
+  size_t barrier_bytes() const { return size_t(stages) * 2 * limits::mbarrier_bytes; }
+  size_t smem_bytes() const { return checked_smem_bytes().value_or(SIZE_MAX); }
   pipeline_params params() const { return pipeline_params{consumer_warps, cluster_size, multicast, releaser}; }
 };
 
 // Throws std::invalid_argument ("hopper: pipeline_config: ...") naming the value and the limit it
-// breaks; the limits themselves are checked by hopper/limits.hpp's validators.
+// breaks. The limits are checked first, against sm_90's (hopper/limits.hpp): a pipeline_limits
+// larger than the machine is itself a bad argument. Every derived quantity (threads, bytes,
+// arrivals) is computed without wrapping before it is compared.
+inline void validate(const pipeline_limits& lim) {
+  const std::string who = "pipeline_limits: ";
+  if (lim.smem_per_block == 0 || lim.smem_per_block > limits::max_smem_per_block)
+    limits::reject(who + "smem_per_block = " + std::to_string(lim.smem_per_block) + " is outside 1.." +
+                   std::to_string(limits::max_smem_per_block) + " (sm_90's opt-in maximum per block, 227 KiB)");
+  if (lim.max_threads_per_block < limits::warp_size || lim.max_threads_per_block > limits::max_threads_per_block)
+    limits::reject(who + "max_threads_per_block = " + std::to_string(lim.max_threads_per_block) + " is outside " +
+                   std::to_string(limits::warp_size) + ".." + std::to_string(limits::max_threads_per_block));
+  if (lim.max_cluster_size < 1 || lim.max_cluster_size > limits::max_nonportable_cluster_size)
+    limits::reject(who + "max_cluster_size = " + std::to_string(lim.max_cluster_size) + " is outside 1.." +
+                   std::to_string(limits::max_nonportable_cluster_size));
+}
+
 inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipeline_limits{}) {
+  validate(lim);
   const std::string who = "pipeline_config: ";
   auto fail = [&](const std::string& m) { limits::reject(who + m); };
   const std::string S = std::to_string(c.stages), B = std::to_string(c.stage_bytes);
@@ -321,25 +377,32 @@ inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipe
   if (c.stage_bytes == 0 || c.stage_bytes % limits::bulk_copy_granule != 0)
     fail("stage_bytes = " + B + ", must be a positive multiple of 16 (cp.async.bulk size)");
   limits::check_tx_bytes(c.stage_bytes, who + "stage_bytes =");
-  limits::check_smem_budget(c.smem_bytes(), lim.smem_per_block,
-                            who + "stages x stage_bytes = " + S + " x " + B + " (+ " +
-                                std::to_string(size_t(c.stages) * 2 * limits::mbarrier_bytes) + " barrier + " +
-                                std::to_string(c.extra_smem) + " other bytes)");
-  if (c.block_warps * limits::warp_size > lim.max_threads_per_block)
-    fail("block_warps = " + std::to_string(c.block_warps) + " exceeds the limit of " +
+  const std::optional<size_t> smem = c.checked_smem_bytes();
+  const std::string smem_what = "stages x stage_bytes = " + S + " x " + B + " (+ " + std::to_string(c.barrier_bytes()) +
+                                " barrier + extra_smem = " + std::to_string(c.extra_smem) + " other bytes)";
+  if (!smem) fail(smem_what + " overflows 64 bits");
+  limits::check_smem_budget(*smem, lim.smem_per_block, who + smem_what);
+  const uint64_t threads = uint64_t(c.block_warps) * limits::warp_size;
+  if (c.block_warps < 1 || threads > lim.max_threads_per_block)
+    fail("block_warps = " + std::to_string(c.block_warps) + " is outside 1.." +
          std::to_string(lim.max_threads_per_block / limits::warp_size) + " warps (" +
-         std::to_string(lim.max_threads_per_block) + " threads) per block");
+         std::to_string(lim.max_threads_per_block) + " threads per block)");
   if (c.consumer_warps < 1) fail("consumer_warps = 0, a pipeline needs at least one consumer warp");
-  if (c.consumer_warps + 1 > c.block_warps)
+  if (uint64_t(c.consumer_warps) + 1 > c.block_warps)
     fail("consumer_warps = " + std::to_string(c.consumer_warps) + " plus the producer warp exceeds" + " the block's " +
          std::to_string(c.block_warps) + " warps");
   if (c.cluster_size < 1 || c.cluster_size > lim.max_cluster_size)
     fail("cluster_size = " + std::to_string(c.cluster_size) + ", the device can launch clusters of 1 to " +
          std::to_string(lim.max_cluster_size) + " CTAs");
+  if (c.releaser != release_by::automatic && c.releaser != release_by::each_lane &&
+      c.releaser != release_by::warp_leader)
+    fail("releaser = release_by(" + std::to_string(unsigned(c.releaser)) +
+         ") is not a release_by (automatic, each_lane or warp_leader)");
   if (c.multicast && c.stage_bytes % (limits::bulk_copy_granule * c.cluster_size) != 0)
     fail("stage_bytes = " + B + " cannot be split into " + std::to_string(c.cluster_size) +
          " multicast slices of a multiple of 16 bytes");
-  limits::check_arrival_count(empty_arrivals(c.params()), who + "empty-barrier arrivals");
+  if (const char* why = params_fault(c.params()))
+    fail(std::string("consumer_warps = ") + std::to_string(c.consumer_warps) + ": " + why);
 }
 
 }  // namespace hopper

@@ -15,10 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "hopper/checked.hpp"
 #include "hopper/hd.hpp"
 #include "hopper/limits.hpp"
 #include "hopper/swizzle.hpp"
@@ -268,10 +270,12 @@ class tensor_map_builder {
              (strides_set_ ? " (dim " + std::to_string(i + 1) + ")" : std::string()) +
              " is not a non-zero multiple of " + std::to_string(smul));
       // The driver's layout rule: each dimension's stride spans the whole dimension below it.
-      const std::uint64_t below = i == 0 ? dims_[0] * eb : gs[i - 1] * dims_[i];
-      if (gs[i] < below)
+      // Computed without wrapping: 2^39 x 2^32 must not pass as 0.
+      const std::optional<std::uint64_t> below =
+          i == 0 ? checked::mul(dims_[0], std::uint64_t(eb)) : checked::mul(gs[i - 1], dims_[i]);
+      if (!below || gs[i] < *below)
         fail("strides[" + std::to_string(i) + "] = " + std::to_string(gs[i]) + " bytes is smaller than the " +
-             std::to_string(below) + " bytes of " +
+             (below ? std::to_string(*below) : std::string("more than 2^64")) + " bytes of " +
              (i == 0 ? "dims[0] x element size"
                      : "strides[" + std::to_string(i - 1) + "] x dims[" + std::to_string(i) + "]") +
              " (dimensions may not overlap)");

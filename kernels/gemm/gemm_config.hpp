@@ -10,9 +10,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "hopper/checked.hpp"
 #include "hopper/limits.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
@@ -102,9 +104,24 @@ constexpr int64_t smem_bytes(const config& c) {
 
 inline constexpr int64_t max_smem_per_block = int64_t(hopper::limits::max_smem_per_block);  // 227 KiB, sm_90 opt-in
 
-// Rejects what the kernel cannot compute exactly, naming the bad value. TMA needs every global
-// row pitch to be a multiple of 16 bytes and every base 16-byte aligned; coordinates are int32.
-inline void validate(const problem& p, const void* A, const void* B, const void* C) {
+// The largest row pitch a tensor map takes (cuTensorMapEncodeTiled: globalStrides below 2^40).
+inline constexpr int64_t max_row_pitch_bytes = int64_t(1) << 40;
+// Work units (tiles x splits) the tile scheduler indexes in 32-bit ints, with room for its cursor
+// to step past the last one by a grid's worth.
+inline constexpr int64_t max_work_units = int64_t(1) << 30;
+
+namespace detail {
+// The bytes an operand of `rows` rows of `row` contiguous elements at pitch `ld` spans
+// ((rows - 1) x ld + row elements), or nullopt when that does not fit int64.
+inline std::optional<int64_t> span_bytes(int64_t rows, int64_t ld, int64_t row, int64_t elem) {
+  return checked::mul(checked::add(checked::mul(rows - 1, ld), row), elem);
+}
+}  // namespace detail
+
+// Rejects a problem the kernel cannot compute exactly, naming the bad value: the shape, the
+// layouts and the leading dimensions, each derived size computed without wrapping. TMA needs every
+// global row pitch to be a multiple of 16 bytes below 2^40; coordinates are int32.
+inline void validate_shape(const problem& p) {
   using detail::fail;
   const auto s = [](int64_t v) { return std::to_string(v); };
   if (p.M < 1) fail("M = " + s(p.M) + " must be >= 1");
@@ -116,27 +133,41 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
   if (p.a_major != major::k && p.a_major != major::mn) fail("a_major is not a hopper::gemm::major");
   if (p.b_major != major::k && p.b_major != major::mn) fail("b_major is not a hopper::gemm::major");
   if (p.out != out_type::bf16 && p.out != out_type::f32) fail("out is not a hopper::gemm::out_type");
-  const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
-  const int64_t a_row = p.a_major == major::k ? p.K : p.M;
-  const int64_t b_row = p.b_major == major::k ? p.K : p.N;
-  const char* a_what = p.a_major == major::k ? "K" : "M";
-  const char* b_what = p.b_major == major::k ? "K" : "N";
-  if (lda < a_row)
-    fail("lda = " + s(lda) + " is smaller than the contiguous extent " + a_what + " = " + s(a_row) + " of A (" +
-         name(p.a_major) + ")");
-  if (ldb < b_row)
-    fail("ldb = " + s(ldb) + " is smaller than the contiguous extent " + b_what + " = " + s(b_row) + " of B (" +
-         name(p.b_major) + ")");
-  if (ldc < p.N) fail("ldc = " + s(ldc) + " is smaller than N = " + s(p.N));
-  if ((lda * 2) % 16 != 0)
-    fail("lda = " + s(lda) + (p.lda ? "" : std::string(" (packed: ") + a_what + ")") + " gives a row pitch of " +
-         s(lda * 2) + " bytes; TMA needs a multiple of 16 (lda % 8 == 0)");
-  if ((ldb * 2) % 16 != 0)
-    fail("ldb = " + s(ldb) + (p.ldb ? "" : std::string(" (packed: ") + b_what + ")") + " gives a row pitch of " +
-         s(ldb * 2) + " bytes; TMA needs a multiple of 16 (ldb % 8 == 0)");
-  if ((ldc * out_bytes(p.out)) % 16 != 0)
-    fail("ldc = " + s(ldc) + (p.ldc ? "" : " (packed: N)") + " gives a " + name(p.out) + " row pitch of " +
-         s(ldc * out_bytes(p.out)) + " bytes; TMA needs a multiple of 16");
+  struct operand {
+    const char* ld_name;
+    int64_t ld_given, ld, row, rows, elem;
+    const char* row_what;  // the dimension along the contiguous row
+    std::string layout;
+  };
+  const operand ops[] = {
+      {"lda", p.lda, p.lda_or_packed(), p.a_major == major::k ? p.K : p.M, p.a_major == major::k ? p.M : p.K, 2,
+       p.a_major == major::k ? "K" : "M", std::string("of A (") + name(p.a_major) + ")"},
+      {"ldb", p.ldb, p.ldb_or_packed(), p.b_major == major::k ? p.K : p.N, p.b_major == major::k ? p.N : p.K, 2,
+       p.b_major == major::k ? "K" : "N", std::string("of B (") + name(p.b_major) + ")"},
+      {"ldc", p.ldc, p.ldc_or_packed(), p.N, p.M, out_bytes(p.out), "N", std::string("of C (") + name(p.out) + ")"},
+  };
+  for (const operand& o : ops) {
+    const std::string ld = std::string(o.ld_name) + " = " + s(o.ld) +
+                           (o.ld_given ? "" : std::string(" (packed: ") + o.row_what + ")") + " " + o.layout;
+    if (o.ld < o.row)
+      fail(std::string(o.ld_name) + " = " + s(o.ld) + " is smaller than the contiguous extent " + o.row_what + " = " +
+           s(o.row) + " " + o.layout);
+    const std::optional<int64_t> pitch = checked::mul(o.ld, o.elem);
+    if (!pitch || *pitch >= max_row_pitch_bytes)
+      fail(ld + " gives a row pitch of " + (pitch ? s(*pitch) : std::string("more than 2^63")) +
+           " bytes; TMA takes row pitches below 2^40 bytes");
+    if (*pitch % 16 != 0)
+      fail(ld + " gives a row pitch of " + s(*pitch) + " bytes; TMA needs a multiple of 16 (" + o.ld_name + " % " +
+           s(16 / o.elem) + " == 0)");
+    if (!detail::span_bytes(o.rows, o.ld, o.row, o.elem))
+      fail(ld + " over " + s(o.rows) + " rows spans more than 2^63 bytes");
+  }
+}
+
+// The same, and the three pointers: non-null and 16-byte aligned (TMA's global address rule).
+inline void validate(const problem& p, const void* A, const void* B, const void* C) {
+  using detail::fail;
+  validate_shape(p);
   const auto misaligned = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 != 0; };
   if (!A) fail("A is null");
   if (!B) fail("B is null");
@@ -153,6 +184,7 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
 inline void validate(const config& c, const problem& p) {
   using detail::fail;
   const auto s = [](int64_t v) { return std::to_string(v); };
+  validate_shape(p);
   if (!instantiated(c) || c.group_m < 1) {
     std::string list;
     for (const instance& in : instances)
@@ -172,6 +204,15 @@ inline void validate(const config& c, const problem& p) {
   if (c.stream_k && c.splits != 1)
     fail("config stream_k with splits = " + s(c.splits) +
          ": the stream-K tail and split-K each cut the k-blocks their own way; choose one");
+  const int64_t tiles = detail::ceil_div(p.M, c.bm) * detail::ceil_div(p.N, c.bn);  // < 2^31 x 2^31
+  if (tiles * c.splits > max_work_units)
+    fail("M x N = " + s(p.M) + " x " + s(p.N) + " gives " + s(tiles) + " tiles of " + s(c.bm) + " x " + s(c.bn) +
+         (c.splits > 1 ? " x " + s(c.splits) + " splits" : std::string()) +
+         ", more than the 2^30 work units the tile scheduler indexes");
+  const int64_t cluster_cols = detail::ceil_div(detail::ceil_div(p.N, c.bn), c.cluster_n);
+  if (c.group_m > max_work_units / cluster_cols)
+    fail("config group_m = " + s(c.group_m) + " x " + s(cluster_cols) +
+         " cluster columns exceeds the 2^30 tiles a group of the tile order may hold");
 }
 
 // The tile rule (calibrated on the H200 by the HOPPER_GEMM_SWEEP configurations of bench_gemm):
@@ -200,6 +241,8 @@ inline void validate(const config& c, const problem& p) {
 // (cudaOccupancyMaxActiveClusters) and drops the stream-K tail where it no longer fits.
 inline config choose_config(const problem& p, int num_sms) {
   using detail::ceil_div;
+  validate_shape(p);
+  if (num_sms < 1) detail::fail("num_sms = " + std::to_string(num_sms) + " must be >= 1");
   config c;
   const int64_t tiles_m = ceil_div(p.M, 128);
   const int64_t tiles_256 = tiles_m * ceil_div(p.N, 256);
@@ -311,6 +354,8 @@ struct launch_schedule {
 };
 
 inline launch_schedule make_schedule(const problem& p, const config& cf, int resident) {
+  validate(cf, p);
+  if (resident < 1) detail::fail("resident = " + std::to_string(resident) + " clusters must be >= 1");
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   launch_schedule ls;
   work_schedule& w = ls.work;

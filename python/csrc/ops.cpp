@@ -7,6 +7,7 @@
 #include <torch/extension.h>
 #include <torch/library.h>
 
+#include <cstdint>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -77,6 +78,9 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   const int64_t N = b_nk ? b.size(0) : b.size(1), Kb = b_nk ? b.size(1) : b.size(0);
   TORCH_CHECK_VALUE(K == Kb, op, ": a is ", num(M), " x ", num(K), " but b is ", num(b.size(0)), " x ", num(b.size(1)),
                     " (", b_nk ? "N x K" : "K x N", "): K differs");
+  const int64_t dim_limit = (int64_t(1) << 31) - 1;
+  TORCH_CHECK_VALUE(M <= dim_limit && N <= dim_limit && K <= dim_limit, op, ": a is ", num(M), " x ", num(K),
+                    " and b gives N = ", num(N), ": the kernel takes at most 2^31-1 along each of M, N and K");
   at::Tensor c = at::empty({M, N}, a.options().dtype(out));
   if (M == 0 || N == 0) return c;
   if (K == 0) return c.zero_();
@@ -89,6 +93,21 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   layout_of("b", bt, 1, &g.b_k_major, &g.ldb);
   g.out_f32 = out == at::kFloat;
   g.ldc = N;
+  // TMA reads rows that start on 16-byte boundaries, from 16-byte aligned bases. Said here in the
+  // operator's terms (which dimension to pad), before the library would say it in its own (lda).
+  const auto check_rows = [&](const char* name, const at::Tensor& t, int64_t ld, int64_t elem, const char* pad) {
+    TORCH_CHECK_VALUE((ld * elem) % 16 == 0, op, ": ", name, " has shape ", shape_str(t), ": its rows start every ",
+                      num(ld * elem), " bytes, and the kernel needs a multiple of 16 (", pad, " a multiple of ",
+                      num(16 / elem), "; pad it)");
+    TORCH_CHECK_VALUE(reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0, op, ": ", name,
+                      "'s data is not 16-byte aligned (a view at an offset of ", num(t.storage_offset()),
+                      " elements; call .contiguous())");
+  };
+  check_rows("a", a, g.lda, 2, g.a_k_major ? "K" : "M");
+  check_rows("b", b, g.ldb, 2, g.b_k_major ? "K" : "N");
+  TORCH_CHECK_VALUE((N * c.element_size()) % 16 == 0, op, ": the output has N = ", num(N), " columns of ",
+                    c.scalar_type(), ": its rows must be a multiple of 16 bytes (N a multiple of ",
+                    num(16 / c.element_size()), "; pad b)");
   g.A = a.data_ptr(), g.B = b.data_ptr(), g.C = c.data_ptr();
   const c10::cuda::CUDAGuard guard(a.device());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();

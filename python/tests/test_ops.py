@@ -177,3 +177,88 @@ def test_torch_compile_traces_through_every_op(gen):
     check_gemm(dst, a, w, 512)
     torch.testing.assert_close(d2, dst * 2)
     torch.testing.assert_close(y.float(), a.float() * 2 + 1, rtol=8e-3, atol=1e-2)
+
+
+# ---- argument fuzzing: random bad (and good) arguments for every operator ------------------------
+# The oracle: the call returns the right result, or raises ValueError, TypeError or RuntimeError
+# whose message starts with the operator's name and names one of its arguments. Never a crash, a
+# hang, a CUDA error left behind, or a message about the kernel's internals.
+
+_DTYPES = [torch.bfloat16, torch.float16, torch.float32, torch.int8, torch.int64]
+_SIZES = [0, 1, 7, 8, 15, 16, 24, 64, 100, 128, 1000]
+
+
+def _random_tensor(rng, gen, dims=None):
+    """A tensor of random dtype, device, rank and layout; sometimes a huge stride-0 or strided view."""
+    dims = rng.choice([0, 1, 2, 2, 2, 3]) if dims is None else dims
+    shape = [rng.choice(_SIZES) for _ in range(dims)]
+    dtype = rng.choice(_DTYPES + [torch.bfloat16] * 4)
+    device = "cpu" if rng.random() < 0.08 else "cuda"
+    t = randn(shape, gen).to(dtype).to(device) if dtype.is_floating_point else torch.randint(
+        -3, 4, shape, generator=gen, device="cuda", dtype=dtype).to(device)
+    kind = rng.random()
+    if kind < 0.1 and dims == 2:
+        t = t.t()  # the other major
+    elif kind < 0.15 and dims >= 1 and t.shape[-1] >= 2:
+        t = t[..., ::2]  # a stride the kernels do not take
+    elif kind < 0.2:
+        t = torch.zeros((1,) * max(dims, 1), device=device, dtype=dtype).expand(
+            *([rng.choice([1 << 31, (1 << 31) - 1, 1 << 40])] + [8] * (max(dims, 1) - 1)))
+    elif kind < 0.25 and t.numel() > 1:
+        t = t.reshape(-1)[1:]  # an offset of one element: misaligned
+    return t
+
+
+def _expect_named(err, op, names):
+    msg = str(err)
+    assert msg.startswith(f"hopper.{op}") or msg.startswith("hopper"), f"message without the operator: {msg}"
+    assert any(n in msg for n in names), f"message names no argument of {op} {names}: {msg}"
+    for internal in ("lda", "ldb", "ldc", "strides[", "stage copy"):
+        assert internal not in msg, f"message names an internal '{internal}': {msg}"
+
+
+@pytest.mark.parametrize("trial", range(4))
+def test_gemm_argument_fuzz(trial, gen):
+    rng = random.Random(SEED * 7 + trial)
+    outcomes = {"ok": 0, "rejected": 0}
+    for _ in range(150):
+        a, b = _random_tensor(rng, gen), _random_tensor(rng, gen)
+        out_dtype = rng.choice([None, None, torch.float32, torch.float16, torch.int8])
+        layout = rng.choice(["nk", "nk", "kn", "xx"])
+        try:
+            c = hopper.gemm(a, b, out_dtype, b_layout=layout)
+        except (ValueError, TypeError, RuntimeError) as e:
+            _expect_named(e, "gemm", ["a ", "a:", "a's", "b ", "b:", "b's", "a is", "b is", "out_dtype", "b_layout",
+                                      "K differs", "output"])
+            outcomes["rejected"] += 1
+            continue
+        bt = b if layout == "nk" else b.t()
+        if c.numel():
+            check_gemm(c, a, bt, a.shape[1])
+        outcomes["ok"] += 1
+        torch.cuda.synchronize()  # a launch that went wrong shows here, not in a later test
+    assert outcomes["ok"] + outcomes["rejected"] == 150
+    print(f"gemm argument fuzz {trial}: {outcomes}")
+
+
+@pytest.mark.parametrize("trial", range(2))
+def test_copy_and_axpb_argument_fuzz(trial, gen):
+    rng = random.Random(SEED * 11 + trial)
+    for _ in range(150):
+        src, dst = _random_tensor(rng, gen), _random_tensor(rng, gen)
+        if rng.random() < 0.4:
+            dst = torch.empty_like(src) if src.device.type == "cuda" and rng.random() < 0.7 else dst
+        try:
+            hopper.copy_(dst, src)
+        except (ValueError, TypeError, RuntimeError) as e:
+            _expect_named(e, "copy_", ["dst", "src"])
+        else:
+            assert torch.equal(dst, src)
+        x = _random_tensor(rng, gen, dims=rng.choice([0, 1, 2]))
+        try:
+            y = hopper.axpb(x, 2.0, -1.0)
+        except (ValueError, TypeError, RuntimeError) as e:
+            _expect_named(e, "axpb", ["x "])
+        else:
+            torch.testing.assert_close(y.float(), x.float() * 2 - 1, rtol=8e-3, atol=1e-2)
+        torch.cuda.synchronize()

@@ -385,8 +385,17 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
   using hopper::kernels::stream_copy_1d;
   using hopper::kernels::stream_copy_2d;
   const stream_copy_config ok{};
-  expect_reject([&] { (void)stream_copy_1d(d + 8, s, 100, ok); }, "not 16-byte aligned");
-  expect_reject([&] { (void)stream_copy_1d(d, s + 4, 100, ok); }, "source address");
+  expect_reject([&] { (void)stream_copy_1d(d + 8, s, 100, ok); }, "dst = 0x10000000008 is not 16-byte aligned");
+  expect_reject([&] { (void)stream_copy_1d(d, s + 4, 100, ok); }, "src = 0x20000000004 is not 16-byte aligned");
+  // The regions' ends are computed without wrapping: a size that runs past the address space is
+  // rejected by name, not taken for a short copy.
+  expect_reject([&] { (void)stream_copy_1d(d, s, UINT64_MAX - 15, ok); }, "runs past the end of the address space");
+  expect_reject(
+      [&] {
+        (void)hopper::kernels::stream_axpb_bf16(reinterpret_cast<__nv_bfloat16*>(d),
+                                                reinterpret_cast<const __nv_bfloat16*>(s + 2), 64, 1.f, 0.f);
+      },
+      "x = 0x20000000002 is not 16-byte aligned");
   expect_reject([&] { (void)stream_copy_1d(nullptr, s, 100, ok); }, "dst is null");
   expect_reject([&] { (void)stream_copy_1d(d, d + 64, 100, ok); }, "overlap by 36 of the 100 bytes");
   auto with = [&](auto edit) {

@@ -71,7 +71,86 @@ TEST(GemmValidate, NamesTheBadValue) {
   p.out = out_type::f32;
   EXPECT_EQ(rejection(p, ok, ok, ok), "");
   p.N = 6;
-  EXPECT_NE(rejection(p, ok, ok, ok).find("f32 row pitch of 24 bytes"), std::string::npos);
+  EXPECT_NE(rejection(p, ok, ok, ok).find("ldc = 6 (packed: N) of C (f32) gives a row pitch of 24 bytes"),
+            std::string::npos);
+}
+
+// Sizes derived from the problem are computed without wrapping: each extreme value is rejected
+// naming the argument, before anything derived from it is used.
+TEST(GemmValidate, HugeValuesAreRejectedNotWrapped) {
+  problem p = make(64, 64, 64);
+  p.lda = int64_t(1) << 62;  // x 2 bytes overflows int64
+  std::string m = rejection(p, ok, ok, ok);
+  EXPECT_NE(m.find("lda = 4611686018427387904 of A (K-major) gives a row pitch of more than 2^63"), std::string::npos)
+      << m;
+  p.lda = int64_t(1) << 40;  // fits, but no tensor map takes a pitch of 2^41 bytes
+  m = rejection(p, ok, ok, ok);
+  EXPECT_NE(m.find("lda = 1099511627776 of A (K-major) gives a row pitch of 2199023255552 bytes; TMA takes row "
+                   "pitches below 2^40"),
+            std::string::npos)
+      << m;
+  p.lda = (int64_t(1) << 39) - 8;  // the largest pitch a tensor map takes
+  EXPECT_EQ(rejection(p, ok, ok, ok), "");
+  p = make(64, 64, 64);
+  p.ldc = INT64_MAX;
+  EXPECT_NE(rejection(p, ok, ok, ok).find("ldc = 9223372036854775807"), std::string::npos);
+  p = make(64, 64, 64);
+  p.ldb = -8;
+  EXPECT_NE(rejection(p, ok, ok, ok).find("ldb = -8 is smaller"), std::string::npos);
+  // M = N = 2^31-1: packed C has an odd row pitch. M = N = 2^31-8 fits every rule of the shape
+  // (C spans just under 2^63 bytes), but not the scheduler's 32-bit tile indices.
+  p = make((int64_t(1) << 31) - 1, (int64_t(1) << 31) - 1, 64);
+  EXPECT_NE(rejection(p, ok, ok, ok).find("ldc = 2147483647 (packed: N)"), std::string::npos);
+  p = make((int64_t(1) << 31) - 8, (int64_t(1) << 31) - 8, 64);
+  EXPECT_EQ(rejection(p, ok, ok, ok), "");
+  m = "";
+  try {
+    validate(choose_config(p, 132), p);
+  } catch (const std::invalid_argument& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("M x N = 2147483640 x 2147483640 gives"), std::string::npos) << m;
+  EXPECT_NE(m.find("2^30 work units"), std::string::npos) << m;
+  p.out = out_type::f32;  // 4-byte elements: C would span more than 2^63 bytes
+  EXPECT_NE(rejection(p, ok, ok, ok).find("spans more than 2^63 bytes"), std::string::npos) << rejection(p, ok, ok, ok);
+}
+
+TEST(GemmConfig, ChooseConfigChecksItsArguments) {
+  const auto choice_rejection = [](const problem& p, int sms) {
+    try {
+      (void)choose_config(p, sms);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(choice_rejection(make(-128, 64, 64), 132).find("M = -128"), std::string::npos);
+  EXPECT_NE(choice_rejection(make(64, 64, 64), 0).find("num_sms = 0"), std::string::npos);
+  EXPECT_NE(choice_rejection(make(64, 64, 64), -5).find("num_sms = -5"), std::string::npos);
+  // K = 0 is a bad K, whatever else is checked after it.
+  config c;
+  std::string m;
+  try {
+    validate(c, make(128, 256, 0));
+  } catch (const std::invalid_argument& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("K = 0 must be >= 1"), std::string::npos) << m;
+  c.group_m = 1 << 30;
+  m = "";
+  try {
+    validate(c, make(128, 8192, 64));
+  } catch (const std::invalid_argument& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("group_m = 1073741824"), std::string::npos) << m;
+  m = "";
+  try {
+    (void)make_schedule(make(128, 256, 64), config{}, 0);
+  } catch (const std::invalid_argument& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("resident = 0"), std::string::npos) << m;
 }
 
 TEST(GemmConfig, RuleAndBudget) {

@@ -44,6 +44,33 @@ TEST(ModelMisuse, LaunchShapesNameTheBadValue) {
   expect_report(report_of({32, 32, 32}, nothing), {"clusters of 32 CTAs", "at most 16"});
 }
 
+// A launch the host could not hold (every thread is a task with a stack) and run options the
+// model cannot run are rejected by name, not by exhausting memory or overflowing a stack.
+TEST(ModelMisuse, RunOptionsAndHugeLaunchesNameTheBadValue) {
+  auto nothing = [](target&) {};
+  expect_report(report_of({1u << 31, 1024, 1}, nothing),
+                {"2147483648 CTAs of 1024 threads", "run_options::max_threads = 16384"});
+  const auto options_report = [](run_options o) {
+    try {
+      world w(o);
+    } catch (const model_error& e) {
+      EXPECT_EQ(e.kind(), error_kind::api_misuse);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  run_options o;
+  o.stack_bytes = 100;
+  expect_report(options_report(o), {"stack_bytes = 100 is outside 32768.."});
+  o = {};
+  o.spurious_fail_percent = 101;
+  expect_report(options_report(o), {"spurious_fail_percent = 101"});
+  o = {};
+  o.max_threads = 0;
+  expect_report(options_report(o), {"max_threads = 0"});
+  EXPECT_EQ(options_report(run_options{}), "");
+}
+
 TEST(ModelMisuse, WaitOnABarrierNoThreadInitialised) {
   const std::string m = report_of({1, 32, 1}, [](target& t) {
     auto& ring = t.cta_shared<pipe_t::storage>("ring");
@@ -128,6 +155,28 @@ TEST(ModelMisuse, AMissingReleaseIsADeadlockNamingTheBarrier) {
     for (auto s = pipe.consumer_start(); s.iter() < 4; ++s) pipe.wait(s);  // never releases
   });
   expect_report(m, {"empty"});
+}
+
+}  // namespace
+
+namespace {
+
+// A pipeline_params no pipeline can have is reported by pipeline::init naming the field (on the
+// GPU the same check prints it and traps), not later as the barrier count it would become.
+TEST(ModelMisuse, PipelineParamsNameTheBadField) {
+  const auto init_with = [](hopper::pipeline_params p) {
+    return report_of({1, 64, 1}, [p](target& t) {
+      auto& ring = t.cta_shared<pipe_t::storage>("ring");
+      (void)pipe_t::init(ring, p, t);
+    });
+  };
+  expect_report(init_with(hopper::pipeline_params{0}), {"releases_per_cta = 0", "model_misuse.cpp"});
+  expect_report(init_with(hopper::pipeline_params{1, 0}), {"cluster_size is outside 1..16"});
+  expect_report(init_with(hopper::pipeline_params{1u << 27, 1, false, hopper::release_by::each_lane}),
+                {"arrival count"});
+  expect_report(init_with(hopper::pipeline_params{1, 1, false, static_cast<hopper::release_by>(9)}),
+                {"releaser 9", "is not a release_by"});
+  EXPECT_EQ(init_with(hopper::pipeline_params{2}), "");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // (the parity flips each time the stage index wraps) and the byte counts derived from tile types.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <string>
 
@@ -68,7 +69,73 @@ TEST(PipelineConfig, RejectsMoreConsumersThanWarps) {
   c.block_warps = 33;
   c.consumer_warps = 32;
   const std::string m2 = rejection(c);
-  EXPECT_NE(m2.find("block_warps = 33 exceeds the limit of 32 warps (1024 threads)"), std::string::npos) << m2;
+  EXPECT_NE(m2.find("block_warps = 33 is outside 1..32 warps (1024 threads per block)"), std::string::npos) << m2;
+}
+
+// Derived quantities are computed without wrapping: a value whose product or sum would wrap into
+// the limits is rejected by name.
+TEST(PipelineConfig, HugeValuesAreRejectedNotWrapped) {
+  pipeline_config c = good();
+  c.block_warps = 1u << 27;  // x 32 threads wraps to 0 in 32 bits
+  std::string m = rejection(c);
+  EXPECT_NE(m.find("block_warps = 134217728 is outside 1..32"), std::string::npos) << m;
+  c = good();
+  c.extra_smem = SIZE_MAX - 100;  // the shared-memory total wraps in 64 bits
+  m = rejection(c);
+  EXPECT_NE(m.find("extra_smem = " + std::to_string(SIZE_MAX - 100)), std::string::npos) << m;
+  EXPECT_NE(m.find("overflows 64 bits"), std::string::npos) << m;
+  c = good();
+  c.extra_smem = 227 * 1024;  // does not wrap, still too much
+  EXPECT_NE(rejection(c).find("exceeds the shared-memory limit"), std::string::npos) << rejection(c);
+  c = good();
+  c.consumer_warps = UINT32_MAX;  // + 1 producer warp wraps to 0
+  m = rejection(c);
+  EXPECT_NE(m.find("consumer_warps = 4294967295 plus the producer warp"), std::string::npos) << m;
+  c = good();
+  c.stages = UINT32_MAX;
+  EXPECT_NE(rejection(c).find("stages = 4294967295, must be 1 to 64"), std::string::npos) << rejection(c);
+  c = good();
+  c.block_warps = 0;
+  EXPECT_NE(rejection(c).find("block_warps = 0 is outside"), std::string::npos) << rejection(c);
+}
+
+TEST(PipelineConfig, RejectsAReleaserThatIsNotAnEnumerator) {
+  pipeline_config c = good();
+  c.releaser = static_cast<hopper::release_by>(9);
+  const std::string m = rejection(c);
+  EXPECT_NE(m.find("releaser = release_by(9) is not a release_by"), std::string::npos) << m;
+}
+
+// The limits are an argument too: larger than sm_90's they are rejected, naming the field.
+TEST(PipelineConfig, RejectsLimitsBeyondTheMachine) {
+  pipeline_limits lim;
+  lim.smem_per_block = 300 * 1024;
+  std::string m = rejection(good(), lim);
+  EXPECT_NE(m.find("pipeline_limits: smem_per_block = 307200 is outside 1..232448"), std::string::npos) << m;
+  lim = {};
+  lim.max_threads_per_block = 4096;
+  m = rejection(good(), lim);
+  EXPECT_NE(m.find("max_threads_per_block = 4096"), std::string::npos) << m;
+  lim = {};
+  lim.max_cluster_size = 0;
+  m = rejection(good(), lim);
+  EXPECT_NE(m.find("max_cluster_size = 0"), std::string::npos) << m;
+}
+
+// The arrival count of the empty barriers is computed in 64 bits: 2^27 releasing warps x 32 lanes
+// is 2^32, which wraps to 0 in 32 bits.
+TEST(PipelineParams, FaultNamesTheField) {
+  using hopper::params_fault;
+  using hopper::pipeline_params;
+  EXPECT_EQ(params_fault(pipeline_params{}), nullptr);
+  EXPECT_NE(std::string(params_fault(pipeline_params{0})).find("releases_per_cta = 0"), std::string::npos);
+  EXPECT_NE(std::string(params_fault(pipeline_params{1, 0})).find("cluster_size"), std::string::npos);
+  EXPECT_NE(std::string(params_fault(pipeline_params{1, 17})).find("cluster_size"), std::string::npos);
+  pipeline_params wraps{1u << 27, 1, false, hopper::release_by::each_lane};
+  EXPECT_EQ(hopper::empty_arrivals(wraps), 0u);  // what 32 bits would give
+  EXPECT_NE(std::string(params_fault(wraps)).find("arrival count"), std::string::npos);
+  pipeline_params bad_releaser{1, 1, false, static_cast<hopper::release_by>(7)};
+  EXPECT_NE(std::string(params_fault(bad_releaser)).find("releaser"), std::string::npos);
 }
 
 TEST(PipelineConfig, RejectsClusterTheDeviceCannotLaunch) {

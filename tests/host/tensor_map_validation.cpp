@@ -128,6 +128,15 @@ TEST(TensorMapValidation, RejectsStridesThatOverlapTheDimensionBelow) {
   EXPECT_NO_THROW(tensor_map::tiled(element::bf16, kBase).dims({37, 50}).box({16, 8}).strides({96}).validate());
 }
 
+// The overlap rule's product is computed without wrapping: 2^39 x 2^32 bytes is not 0.
+TEST(TensorMapValidation, OverlapCheckDoesNotWrap) {
+  expect_reject(tensor_map::tiled(element::u8, kBase)
+                    .dims({16, std::uint64_t(1) << 32, 4})
+                    .box({16, 1, 1})
+                    .strides({std::uint64_t(1) << 39, 16}),
+                {"strides[1] = 16", "more than 2^64 bytes of strides[0] x dims[1]"});
+}
+
 // Rank 1 has no strides: any length is valid, also one that is not a multiple of 16 bytes.
 TEST(TensorMapValidation, AcceptsRank1OfAnyLength) {
   EXPECT_NO_THROW(tensor_map::tiled(element::u8, kBase).dims({1000}).box({64}).validate());

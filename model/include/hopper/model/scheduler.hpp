@@ -60,8 +60,24 @@ struct run_options {
   // A schedule in which one CTA is slow: its tasks run only when no other task and no copy can
   // (-1: none). Schedules the seeds rarely draw, like a peer that finishes long after the others.
   int slow_cta = -1;
-  size_t stack_bytes = 256 * 1024;  // each task's stack
+  size_t stack_bytes = 256 * 1024;  // each task's stack: 32 KiB to 64 MiB
+  // Threads one world may run (every thread is a task with its own stack); a launch beyond it is
+  // rejected by name rather than exhausting the host's memory.
+  uint32_t max_threads = 16384;
 };
+
+// Throws model_error(api_misuse) naming a run_options field outside what the model can run.
+inline void validate(const run_options& o) {
+  const auto bad = [](const std::string& why) { throw model_error(error_kind::api_misuse, "run_options: " + why); };
+  constexpr size_t min_stack = 32 * 1024, max_stack = size_t(64) << 20;
+  if (o.stack_bytes < min_stack || o.stack_bytes > max_stack)
+    bad("stack_bytes = " + std::to_string(o.stack_bytes) + " is outside " + std::to_string(min_stack) + ".." +
+        std::to_string(max_stack) + " (a task's stack)");
+  if (o.spurious_fail_percent > 100)
+    bad("spurious_fail_percent = " + std::to_string(o.spurious_fail_percent) + " is outside 0..100");
+  if (o.max_threads < 1 || o.max_threads > (1u << 20))
+    bad("max_threads = " + std::to_string(o.max_threads) + " is outside 1..2^20");
+}
 
 struct trace_event {
   uint64_t step;  // scheduler time
@@ -78,7 +94,7 @@ struct task_abort {};  // unwinds a task's stack when the run stops on a report
 
 class scheduler {
  public:
-  explicit scheduler(run_options o = {}) : opt_(o), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1) {}
+  explicit scheduler(run_options o = {}) : opt_(o), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1) { validate(o); }
   virtual ~scheduler() = default;
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;

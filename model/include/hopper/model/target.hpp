@@ -156,6 +156,11 @@ class launch_state {
       scheduler::misuse("launch of " + std::to_string(s.grid) + " CTAs in clusters of " + std::to_string(s.cluster) +
                         ": the grid must be a multiple of the cluster size");
     if (s.cluster > 16) scheduler::misuse("clusters of " + std::to_string(s.cluster) + " CTAs (at most 16)");
+    const uint64_t threads = uint64_t(s.grid) * s.block, room = w.options().max_threads;
+    if (threads > room)
+      scheduler::misuse("launch of " + std::to_string(s.grid) + " CTAs of " + std::to_string(s.block) + " threads (" +
+                        std::to_string(threads) +
+                        " threads) exceeds run_options::max_threads = " + std::to_string(room));
     ctas_.resize(s.grid);
     for (uint32_t c = 0; c < s.grid; ++c) {
       cta& k = ctas_[c];
