@@ -15,10 +15,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "hopper/checked.hpp"
 #include "hopper/device_target.cuh"
@@ -88,6 +91,29 @@ __global__ void __launch_bounds__(32 + 16 * 32)
 
 namespace detail {
 
+// Lets `kernel` take up to the block maximum of shared memory (227 KiB, less its static shared
+// memory) dynamically, once per kernel and device. The attribute belongs to the kernel, not to a launch: setting it to
+// each launch's own size would let one host thread lower it between another thread's set and its launch. A launch still
+// takes only the bytes it asks for; occupancy follows from those.
+template <class Kernel>
+inline cudaError_t allow_max_smem(Kernel* kernel) {
+  static std::mutex m;
+  static std::set<std::pair<int, const void*>> done;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const std::lock_guard<std::mutex> lock(m);
+  const std::pair<int, const void*> key{dev, reinterpret_cast<const void*>(kernel)};
+  if (done.count(key)) return cudaSuccess;
+  cudaFuncAttributes attr{};
+  e = cudaFuncGetAttributes(&attr, kernel);  // its static shared memory counts against the same limit
+  if (e == cudaSuccess)
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(limits::max_smem_per_block - attr.sharedSizeBytes));
+  if (e == cudaSuccess) done.insert(key);
+  return e;
+}
+
 // Sets the dynamic shared memory, then sizes the persistent grid: min(chunks, SMs x CTAs that
 // actually fit per SM, capped at blocks_per_sm). At least one CTA (it copies the scalar tail).
 template <class Kernel>
@@ -96,7 +122,7 @@ inline cudaError_t persistent_grid(Kernel* kernel, uint32_t threads, size_t smem
   int dev = 0, sms = 0, fit = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e == cudaSuccess) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  if (e == cudaSuccess) e = allow_max_smem(kernel);
   if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, int(threads), smem);
   if (e != cudaSuccess) return e;
   if (fit < 1) return cudaErrorInvalidConfiguration;
@@ -112,7 +138,7 @@ template <class Kernel>
 inline cudaError_t schedule_grid(Kernel* kernel, uint32_t threads, size_t smem, const stream_copy_config& cfg,
                                  uint64_t chunks, uint32_t& grid) {
   if (cfg.sched == schedule::persistent) return persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+  const cudaError_t e = allow_max_smem(kernel);
   if (e != cudaSuccess) return e;
   const uint64_t tiles = (chunks + cfg.tile_chunks - 1) / cfg.tile_chunks;  // < 2^31 (check_copy_args)
   grid = uint32_t(tiles < 1 ? 1 : tiles);

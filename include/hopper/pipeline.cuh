@@ -97,7 +97,8 @@ HOPPER_HD_TEMPLATE constexpr uint32_t empty_arrivals(const pipeline_params& p) {
 
 // What makes `p` no pipeline, naming the field, or nullptr: releases_per_cta 0, a cluster outside
 // 1..16, a releaser that is not a release_by, or an empty-barrier count (computed without
-// wrapping) outside mbarrier.init's 1..2^20-1. pipeline::init checks it on both machines.
+// wrapping) outside mbarrier.init's 1..2^20-1. pipeline::init checks it on the model (and on the
+// device with HOPPER_DEBUG_WAITS); validate(pipeline_config) before a launch.
 HOPPER_HD constexpr const char* params_fault(const pipeline_params& p) {
   if (p.releases_per_cta == 0) return "releases_per_cta = 0: at least one warp per CTA must release each stage";
   if (p.cluster_size < 1 || p.cluster_size > limits::max_nonportable_cluster_size)
@@ -113,8 +114,12 @@ HOPPER_HD constexpr const char* params_fault(const pipeline_params& p) {
 }
 
 namespace detail {
-// Deliberately not constexpr, like counts.hpp's: a bad pipeline_params is an error on either
-// machine (the host throws, naming the field; the device prints it and traps).
+// Deliberately not constexpr, like counts.hpp's: a bad pipeline_params is an error. The host (the
+// model) throws, naming the field; the device, as counts.hpp's checks, prints it and traps when
+// HOPPER_DEBUG_WAITS is on and checks nothing otherwise (the check costs 16-48 instructions and,
+// for printf, a stack frame in every kernel that takes its params at run time; the SASS tests
+// hold the kernels to the hand-written instructions). validate(pipeline_config) checks the same
+// params on the host before a launch.
 HOPPER_HD void bad_pipeline_params(const char* why, const pipeline_params& p) {
 #if defined(__CUDA_ARCH__)
   printf("hopper: pipeline_params{releases_per_cta %u, cluster_size %u}: %s\n", p.releases_per_cta, p.cluster_size,
@@ -177,7 +182,9 @@ class pipeline {
   HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{},
                                           source_location loc = source_location::current()) {
     pin(be, loc);
+#if !defined(__CUDA_ARCH__) || (defined(HOPPER_DEBUG_WAITS) && HOPPER_DEBUG_WAITS)
     if (const char* why = params_fault(p)) detail::bad_pipeline_params(why, p);
+#endif
     if (be.init_thread()) {
       for (int s = 0; s < Stages; ++s) {
         be.init(st.full[s], 1u, "full", uint32_t(s));

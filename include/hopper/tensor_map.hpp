@@ -311,7 +311,8 @@ class tensor_map_builder {
            " KiB) of shared memory a block may have");
   }
 
-  // Validates, then encodes through the driver (needs a CUDA driver; no context is created).
+  // Validates, then encodes through the driver (needs a CUDA driver; a thread without a current
+  // context gets its device's primary context, as on its first runtime call).
   tensor_map build() const {
     validate();
     std::vector<cuuint64_t> gd(dims_.begin(), dims_.end());
@@ -324,10 +325,23 @@ class tensor_map_builder {
     std::vector<cuuint32_t> es(rank(), 1u);
     for (std::size_t i = 0; i < estrides_.size(); ++i) es[i] = estrides_[i];
     tensor_map m{};
-    const CUresult res = driver_encode_tiled()(
-        &m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.data(), bd.data(), es.data(),
-        static_cast<CUtensorMapInterleave>(interleave_), static_cast<CUtensorMapSwizzle>(swizzle_),
-        static_cast<CUtensorMapL2promotion>(l2_), static_cast<CUtensorMapFloatOOBfill>(oob_));
+    const auto encode = [&] {
+      return driver_encode_tiled()(&m.raw, to_cu(type_), rank(), const_cast<void*>(base_), gd.data(), gs.data(),
+                                   bd.data(), es.data(), static_cast<CUtensorMapInterleave>(interleave_),
+                                   static_cast<CUtensorMapSwizzle>(swizzle_), static_cast<CUtensorMapL2promotion>(l2_),
+                                   static_cast<CUtensorMapFloatOOBfill>(oob_));
+    };
+    CUresult res = encode();
+    // The driver encodes within a current context, which a host thread that has made no runtime
+    // call yet does not have: make the runtime's current device's primary context current (what
+    // the thread's first runtime call would do), then encode again.
+    if (res == CUDA_ERROR_INVALID_CONTEXT) {
+      int dev = 0;
+      if (cudaGetDevice(&dev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess)
+        res = encode();
+      else
+        (void)cudaGetLastError();
+    }
     if (res != CUDA_SUCCESS)
       throw std::runtime_error("hopper::tensor_map: cuTensorMapEncodeTiled returned CUresult " +
                                std::to_string(int(res)) + " (" + result_name(res) +

@@ -139,7 +139,7 @@ class plan {
     detail::cuda_check(cudaMemset(static_cast<char*>(ws) + counters_offset(), 0, workspace_bytes() - counters_offset()),
                        "cudaMemset(split-K counters)");
     detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    set_workspace(ws);
+    with_workspace(kp_, ws);
   }
 
   // The same without allocating: run(stream, workspace) brings the workspace.
@@ -222,12 +222,16 @@ class plan {
     // C: boxes of 16 rows (one warp's share of a wgmma's 64) x 128 bytes, written from
     // 128B-swizzled shared memory.
     const element ce = p.out == out_type::bf16 ? element::bf16 : element::f32;
+    const int ob = int(out_bytes(p.out));
     c_ = tensor_map::tiled(ce, C)
-             .dims({u(p.N), u(p.M)})
+             .dims({u(c_map_columns(p.N, ob)), u(p.M)})
              .strides({u(ldc * out_bytes(p.out))})
              .box({cb.inner, cb.outer})
              .swizzle(swizzle::b128)
              .build();
+    kp_.c = gmem<uint8_t>(static_cast<uint8_t*>(C));
+    kp_.ldc_bytes = ldc * ob;
+    kp_.n_tma = int(c_tma_columns(p.N, ob));
   }
 
   // Bytes of workspace a run needs (0: none): the fp32 partials, then the counters, which must be
@@ -236,20 +240,27 @@ class plan {
   size_t counters_offset() const { return partial_bytes_; }
 
   // Launches on `stream` with `workspace` (16-byte aligned, workspace_bytes() long, counters zero).
-  cudaError_t run(cudaStream_t stream, void* workspace) {
+  // The plan is not changed: several host threads may run one plan at once, each with its own
+  // workspace (every run writes the plan's C; for other buffers, copy the plan and bind the copy).
+  cudaError_t run(cudaStream_t stream, void* workspace) const {
     if (workspace_bytes() > 0 && workspace == nullptr)
       throw std::invalid_argument("hopper::gemm::plan::run: this schedule needs " + std::to_string(workspace_bytes()) +
                                   " bytes of workspace, got none");
-    set_workspace(workspace);
-    return run(stream);
+    kernel_params kp = kp_;
+    with_workspace(kp, workspace);
+    return launch(stream, kp);
   }
 
-  // Launches the GEMM on `stream`; returns the launch error (asynchronous errors appear later).
-  // With split-K or stream-K the plan's workspace is reused: one run of a plan at a time.
+  // Launches the GEMM on `stream` with the plan's own workspace, if it needs one; returns the
+  // launch error (asynchronous errors appear later). With split-K or stream-K that workspace is
+  // reused: one run of such a plan at a time.
   cudaError_t run(cudaStream_t stream = 0) const {
-    const detail::launch_options o{stream, programmatic_};
-    return detail::visit_instance(
-        cfg_, p_, [&](auto tag) { return detail::launch<typename decltype(tag)::type>(a_, b_, c_, kp_, o); });
+    if (workspace_bytes() > 0 && !workspace_)
+      throw std::invalid_argument(
+          "hopper::gemm::plan::run: the plan was made with external_workspace and this "
+          "schedule needs " +
+          std::to_string(workspace_bytes()) + " bytes of workspace: call run(stream, workspace)");
+    return launch(stream, kp_);
   }
 
   // Programmatic dependent launch (on by default): the kernel may be scheduled while the previous
@@ -280,10 +291,15 @@ class plan {
   size_t partial_bytes_ = 0, counter_bytes_ = 0;
   std::shared_ptr<void> workspace_;  // split-K partials and counters when the plan owns them
 
-  void set_workspace(void* ws) {
+  void with_workspace(kernel_params& kp, void* ws) const {
     if (workspace_bytes() == 0) return;
-    kp_.partial = gmem<float4>(static_cast<float4*>(ws));
-    kp_.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes_));
+    kp.partial = gmem<float4>(static_cast<float4*>(ws));
+    kp.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes_));
+  }
+  cudaError_t launch(cudaStream_t stream, const kernel_params& kp) const {
+    const detail::launch_options o{stream, programmatic_};
+    return detail::visit_instance(
+        cfg_, p_, [&](auto tag) { return detail::launch<typename decltype(tag)::type>(a_, b_, c_, kp, o); });
   }
 };
 

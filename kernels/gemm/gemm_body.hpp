@@ -44,6 +44,9 @@ using smem_of = typename Tg::template smem_t<E>;
 // `work`. When a tile's k-blocks are shared by several items each consumer warpgroup leaves its
 // fp32 partial in `partial` and the last to arrive on the tile's counter sums them all (in slot
 // order: the result does not depend on who is last) and stores the tile.
+// TMA stores write whole 16-byte chunks: the C map covers columns [0, n_tma) (c_tma_columns in
+// gemm_traits.hpp), and the columns [n_tma, N) of a row whose end is not on a 16-byte boundary go
+// out as plain stores through `c`, so that nothing past column N is written.
 template <class Tg>
 struct body_params {
   int M, N, K;
@@ -51,6 +54,9 @@ struct body_params {
   int slot_stride;                          // partial slots per fixup tile (>= the slots of any item)
   gmem_of<Tg, typename Tg::f32x4> partial;  // [fixup cta tile][warpgroup][slot][ACC / 4][128 threads]
   gmem_of<Tg, int> counters;                // [fixup cta tile][warpgroup], zero between launches
+  gmem_of<Tg, uint8_t> c;                   // C itself, for the columns past n_tma
+  int64_t ldc_bytes;                        // C's row pitch
+  int n_tma;                                // columns the C map stores (N rounded down to 16 bytes)
 };
 
 // The CTA's shared memory as the body sees it: the operand stages, the epilogue boxes, the ring's
@@ -206,6 +212,27 @@ HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, floa
   if (warp == 0) pipe.template release<retired>(read);
 }
 
+// The columns [n_tma, N) of the box at `buf` (16 rows x 128 bytes, swizzled) with plain stores,
+// lane r its row r: fewer than 16 bytes per row, which a TMA store would round up to a whole chunk
+// past column N. The lanes' fragment stores must be in the box first (__syncwarp).
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void store_tail(Tg& t, smem_of<Tg, uint8_t> buf, const body_params<Tg>& p, int warp_row0, int col0,
+                          int lane) {
+  using E = std::conditional_t<sizeof(typename T::OutT) == 2, uint16_t, uint32_t>;
+  t.syncwarp();
+  const int row = warp_row0 + lane;
+  if (lane >= T::EPI_ROWS || row >= p.M) return;
+  const int first = col0 > p.n_tma ? col0 : p.n_tma;
+  const int last = col0 + T::EPI_COLS < p.N ? col0 + T::EPI_COLS : p.N;
+  for (int col = first; col < last; ++col) {
+    const uint32_t at =
+        hopper::swizzle_offset(hopper::swizzle::b128, uint32_t(lane * 128 + (col - col0) * int(sizeof(E))));
+    const E v = (buf + at).template as<E>().load(0);
+    (p.c + size_t(int64_t(row) * p.ldc_bytes + int64_t(col) * int64_t(sizeof(E)))).template as<E>().store(0, v);
+  }
+}
+
 // The epilogue of one 64-row half tile held by a consumer warpgroup: each warp stores its own
 // 16 rows: registers -> one of the warp's two 128B-swizzled 16-row x 128-byte shared boxes ->
 // TMA store issued by the warp's lane 0. Warps share no buffer, so only __syncwarp orders them.
@@ -216,7 +243,8 @@ HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, floa
 HOPPER_EXEC_CHECK_OFF
 template <class T, int C0 = 0, int C1 = T::EPI_CHUNKS, class Tg, class Put>
 HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& tma_c, smem_of<Tg, uint8_t> epi,
-                          uint32_t& epi_count, int wg_thread, int row0, int n0, int M, int N) {
+                          uint32_t& epi_count, int wg_thread, int row0, int n0, const body_params<Tg>& p) {
+  const int M = p.M, N = p.N;
   const int warp = wg_thread / 32, lane = wg_thread % 32;
   const int warp_row0 = row0 + warp * T::EPI_ROWS;
   if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
@@ -239,12 +267,13 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
       put(buf + o_lo, i);
       put(buf + o_hi, i + 2);
     }
+    if (col0 + T::EPI_COLS > p.n_tma && p.n_tma < N) store_tail<T>(t, buf, p, warp_row0, col0, lane);
     // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
     if constexpr (T::MUTANT != gemm_mutant::no_proxy_fence) t.fence_proxy_async_shared_cta();
     t.syncwarp();
     if (lane == 0) {
-      t.cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, warp_row0);
-      t.cp_async_bulk_commit_group();
+      if (col0 < p.n_tma) t.cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, warp_row0);
+      t.cp_async_bulk_commit_group();  // an empty group where the map has no column of the box
     }
     ++epi_count;
   }
@@ -379,7 +408,7 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
     if (pending_row0 < 0) return;
     store_rows<T, KEPT>(
         t, [&](smem_of<Tg, uint8_t> dst, int i) { dst.template as<uint32_t>().store(0, packed[i / 2 - WORD0]); }, tma_c,
-        epi, epi_count, wg_thread, pending_row0, pending_col0, p.M, p.N);
+        epi, epi_count, wg_thread, pending_row0, pending_col0, p);
     pending_row0 = -1;
   };
   work_item item;
@@ -398,7 +427,7 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
     if (row0 >= p.M) continue;
     store_rows<T, 0, KEPT>(
         t, [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[0][i], acc[0][i + 1]); },
-        tma_c, epi, epi_count, wg_thread, row0, col0, p.M, p.N);
+        tma_c, epi, epi_count, wg_thread, row0, col0, p);
     if constexpr (KEPT < T::EPI_CHUNKS) {
       HOPPER_PRAGMA_UNROLL
       for (int i = 2 * WORD0; i < T::ACC; i += 2) packed[i / 2 - WORD0] = pack_bf16x2(acc[0][i], acc[0][i + 1]);
@@ -452,7 +481,7 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
         store_rows<T>(
             t,
             [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[h][i], acc[h][i + 1]); },
-            tma_c, epi, epi_count, wg_thread, row0, n0, p.M, p.N);
+            tma_c, epi, epi_count, wg_thread, row0, n0, p);
     }
   }
   if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores

@@ -23,6 +23,15 @@ constexpr operand_box operand_box_of(bool mn_major, int rows, int peers) {
 }
 // The epilogue's box of C: 16 rows (one warp's share of a wgmma's 64) x one 128-byte swizzle row.
 constexpr operand_box c_box_of(int out_bytes) { return operand_box{uint32_t(128 / out_bytes), 16}; }
+// The columns of C the epilogue's TMA stores cover: N rounded down to a whole number of 16-byte
+// chunks (a TMA store writes whole chunks, so a row ending inside one would be written past N);
+// the rest of each row the epilogue stores itself (gemm_body.hpp, store_tail).
+constexpr int64_t c_tma_columns(int64_t N, int out_bytes) { return N / (16 / out_bytes) * (16 / out_bytes); }
+// The C map's innermost extent: those columns, or N where there are none (the map is then never
+// used for a store).
+constexpr int64_t c_map_columns(int64_t N, int out_bytes) {
+  return c_tma_columns(N, out_bytes) > 0 ? c_tma_columns(N, out_bytes) : N;
+}
 
 // Bugs the model tests plant in the kernel's own source (tests/host/gemm_model_mutants.cpp), each
 // switched on at compile time through kernel_traits::MUTANT (mutant_of below); every kernel the

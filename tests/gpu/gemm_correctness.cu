@@ -463,6 +463,7 @@ TEST(GemmSplitK, ExternalWorkspaceAndRebind) {
     hopper::gemm::plan g(p, d1.a, d1.b, d1.c, hopper::gemm::external_workspace, &c);
     EXPECT_EQ(g.workspace_bytes() > 0, splits > 1) << "splits " << splits;
     if (splits > 1) EXPECT_THROW((void)g.run(nullptr, nullptr), std::invalid_argument);
+    if (splits > 1) EXPECT_THROW((void)g.run(nullptr), std::invalid_argument);  // it owns no workspace
     for (int rep = 0; rep < 4; ++rep) {
       device_problem& d = rep % 2 ? d2 : d1;
       g.bind(d.a, d.b, d.c);

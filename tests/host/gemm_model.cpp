@@ -101,6 +101,53 @@ TEST(GemmModel, EveryInstanceEveryMajorAndOutput) {
   std::printf("  %d runs, %.1f s on the model\n", g_runs, g_seconds);
 }
 
+// Rows of C that end inside a 16-byte chunk (N * out bytes not a multiple of 16, C padded to a
+// 16-byte pitch): a TMA store writes whole chunks, so the last columns go out as plain stores and
+// nothing between N and ldc may be written. Narrow (N below one chunk: no TMA store at all), wide,
+// split, ping-pong, both outputs.
+TEST(GemmModel, RowsEndingInsideAChunkWriteNothingPastN) {
+  const auto one = [](auto traits, int64_t N, hg::config cf, int resident) {
+    using T = typename decltype(traits)::type;
+    hg::problem p;
+    p.M = 72;
+    p.N = N;
+    p.K = 136;
+    p.out = sizeof(typename T::OutT) == 2 ? hg::out_type::bf16 : hg::out_type::f32;
+    p.a_major = T::A_MN ? hg::major::mn : hg::major::k;
+    p.b_major = T::B_MN ? hg::major::mn : hg::major::k;
+    const int64_t per_chunk = 16 / int64_t(sizeof(typename T::OutT));
+    p.ldc = (N + per_chunk - 1) / per_chunk * per_chunk + per_chunk;  // a padded pitch
+    const operands o = random_operands(p, 5);
+    const outcome r = run<T>(p, cf, resident, o, 41);
+    const std::string what = describe(p, cf, resident, 41);
+    ASSERT_EQ(r.error, "") << what;
+    const check k = compare(p, o, r.c, p.out == hg::out_type::bf16);
+    EXPECT_EQ(k.unwritten + k.wrong, 0u) << what << ": " << k.first;
+    EXPECT_EQ(r.padding_written, 0u) << what << ": bytes past column N written";
+  };
+  struct wide {
+    using type = traits_of<0, uint16_t, false, false>;  // 128 x 256, no cluster
+  };
+  struct narrow {
+    using type = traits_of<11, uint16_t, false, false>;  // 128 x 64
+  };
+  struct pingpong {
+    using type = traits_of<8, float, true, false>;  // 128 x 128 ping-pong, f32, MN-major A
+  };
+  struct coop128 {
+    using type = traits_of<5, float, false, false>;  // 128 x 128, f32
+  };
+  static_assert(hg::instances[0].bn == 256 && hg::instances[11].bn == 64 && hg::instances[8].pingpong &&
+                hg::instances[5].bn == 128 && !hg::instances[5].pingpong);
+  one(wide{}, 5, config_of(hg::instances[0]), 1);    // no whole chunk: no TMA store
+  one(wide{}, 267, config_of(hg::instances[0]), 1);  // two tiles, the second ends mid-chunk
+  one(narrow{}, 61, config_of(hg::instances[11]), 1);
+  one(pingpong{}, 131, config_of(hg::instances[8]), 1);
+  hg::config split = config_of(hg::instances[5]);
+  split.splits = 2;
+  one(coop128{}, 130, split, 2);
+}
+
 // Split-K and the stream-K tail on the cooperative instances: the pieces of a tile meet in the
 // fp32 workspace and the last one sums them in slot order.
 TEST(GemmModel, SplitKAndStreamK) {

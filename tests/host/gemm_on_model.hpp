@@ -58,6 +58,7 @@ struct outcome {
   std::vector<float> c;  // C as floats (bf16 widened)
   uint64_t steps = 0;
   size_t tasks = 0;
+  size_t padding_written = 0;  // bytes of C's rows between N and ldc that were written
 };
 
 // One launch of instance T on `resident` clusters (the grid the plan would pick on a device of
@@ -75,7 +76,7 @@ outcome run(const hg::problem& p, const hg::config& cf, int resident, const oper
   constexpr uint32_t out = sizeof(typename T::OutT);
   buffer& A = w.make_global("A", o.a.size() * 2);
   buffer& B = w.make_global("B", o.b.size() * 2);
-  buffer& C = w.make_global("C", size_t(p.M * p.N) * out);
+  buffer& C = w.make_global("C", size_t(p.M * p.ldc_or_packed()) * out);
   buffer& partial = w.make_global("partial", std::max<size_t>(ls.partial_bytes(cf), 16));
   buffer& counters = w.make_global("counters", std::max<size_t>(ls.counter_bytes(cf), 4));
   std::memcpy(A.host_data(), o.a.data(), o.a.size() * 2);
@@ -95,9 +96,19 @@ outcome run(const hg::problem& p, const hg::config& cf, int resident, const oper
   const bool a_mn = p.a_major == hg::major::mn, b_mn = p.b_major == hg::major::mn;
   const tensor_view va = a_mn ? view(A, 2, p.M, p.K, p.M * 2, T::A_BOX) : view(A, 2, p.K, p.M, p.K * 2, T::A_BOX);
   const tensor_view vb = b_mn ? view(B, 2, p.N, p.K, p.N * 2, T::B_BOX) : view(B, 2, p.K, p.N, p.K * 2, T::B_BOX);
-  const tensor_view vc = view(C, out, p.N, p.M, p.N * out, hg::c_box_of(int(out)));
-  const hg::body_params<target> bp{
-      int(p.M), int(p.N), int(p.K), ls.work, ls.slot_stride, gmem<f32x4>(partial), gmem<int>(counters)};
+  const int64_t ldc = p.ldc_or_packed();
+  const tensor_view vc =
+      view(C, out, uint64_t(hg::c_map_columns(p.N, int(out))), p.M, ldc * out, hg::c_box_of(int(out)));
+  const hg::body_params<target> bp{int(p.M),
+                                   int(p.N),
+                                   int(p.K),
+                                   ls.work,
+                                   ls.slot_stride,
+                                   gmem<f32x4>(partial),
+                                   gmem<int>(counters),
+                                   gmem<uint8_t>(C),
+                                   ldc * out,
+                                   int(hg::c_tma_columns(p.N, int(out)))};
   launch(w, {uint32_t(ls.work.clusters * T::CLUSTER), uint32_t(T::THREADS), uint32_t(T::CLUSTER)}, [&](target& t) {
     auto& ring = t.cta_shared<hopper::pipeline_storage<T::STAGES, mbarrier_slot>>("ring");
     const hg::body_smem<T, target> sm{
@@ -114,14 +125,19 @@ outcome run(const hg::problem& p, const hg::config& cf, int resident, const oper
   r.steps = w.steps();
   r.tasks = w.task_count();
   r.c.resize(size_t(p.M * p.N));
-  for (size_t i = 0; i < r.c.size(); ++i) {
-    if (out == 2) {
-      uint16_t h;
-      std::memcpy(&h, C.host_data() + i * 2, 2);
-      r.c[i] = from_bf16(h);
-    } else {
-      std::memcpy(&r.c[i], C.host_data() + i * 4, 4);
+  for (int64_t m = 0; m < p.M; ++m) {
+    const uint8_t* row = C.host_data() + size_t(m * ldc) * out;
+    for (int64_t n = 0; n < p.N; ++n) {
+      float& v = r.c[size_t(m * p.N + n)];
+      if (out == 2) {
+        uint16_t h;
+        std::memcpy(&h, row + n * 2, 2);
+        v = from_bf16(h);
+      } else {
+        std::memcpy(&v, row + n * 4, 4);
+      }
     }
+    for (size_t b = size_t(p.N) * out; b < size_t(ldc) * out; ++b) r.padding_written += row[b] != 0xFF;
   }
   return r;
 }

@@ -162,7 +162,8 @@ TEST(ModelMisuse, AMissingReleaseIsADeadlockNamingTheBarrier) {
 namespace {
 
 // A pipeline_params no pipeline can have is reported by pipeline::init naming the field (on the
-// GPU the same check prints it and traps), not later as the barrier count it would become.
+// GPU, with HOPPER_DEBUG_WAITS, the same check prints it and traps), not later as the barrier
+// count it would become.
 TEST(ModelMisuse, PipelineParamsNameTheBadField) {
   const auto init_with = [](hopper::pipeline_params p) {
     return report_of({1, 64, 1}, [p](target& t) {

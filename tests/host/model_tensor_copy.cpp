@@ -94,6 +94,39 @@ TEST(ModelTensorCopy, BoxesOfEveryRankWithOutOfBoundsZeros) {
   check_box({2, {64, 64}, {128}, {64, 8}, swizzle::none, {0, 100}}, 10);
 }
 
+// A tensor store writes whole 16-byte chunks: a row of 37 bf16 (74 bytes) in a 96-byte pitch is
+// written to byte 80, its chunk's end, and no further; a row whose end is a chunk's end (dims[0]
+// 40) gets exactly its bytes.
+TEST(ModelTensorCopy, StoresWriteWholeChunksPastTheInnermostExtent) {
+  for (const uint64_t inner : {37u, 40u}) {
+    std::vector<uint8_t> after;
+    program p = [&](world& w) {
+      buffer& g = w.make_global("tensor", 96 * 4);
+      std::fill(g.host_data(), g.host_data() + g.bytes(), uint8_t(0xEE));
+      buffer& s = w.make_shared("box", 1, 128 * 4);
+      tensor_view v;
+      v.mem = &g, v.elem_bytes = 2, v.dims = {inner, 4}, v.strides = {96}, v.box = {64, 4},
+      v.sw = hopper::swizzle::none;
+      w.spawn("t", [&, v] {
+        std::vector<uint8_t> box(128 * 4, 0x11);
+        s.write(0, box.data(), box.size());
+        w.fence_proxy_async();
+        w.cp_async_bulk_tensor_global_shared(v, {0, 0}, s, 0);
+        w.cp_async_bulk_commit_group();
+        w.cp_async_bulk_wait_group(0);
+        after.assign(g.host_data(), g.host_data() + g.bytes());
+      });
+    };
+    const outcome o = run_once(p, {});
+    ASSERT_TRUE(o.ok) << o.message;
+    const size_t written = (inner * 2 + 15) / 16 * 16;
+    for (size_t r = 0; r < 4; ++r)
+      for (size_t b = 0; b < 96; ++b)
+        ASSERT_EQ(after[r * 96 + b], b < written ? 0x11 : 0xEE)
+            << "dims[0] " << inner << ", row " << r << " byte " << b;
+  }
+}
+
 TEST(ModelTensorCopy, EverySwizzleIsTheCopyEnginesChunkXorRow) {
   using hopper::swizzle;
   for (swizzle sw : {swizzle::b32, swizzle::b64, swizzle::b128}) {

@@ -182,7 +182,8 @@ class world : public scheduler {
   }
   // cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tensorMap, {c0, ...}], [src]:
   // the box at src + src_off (laid out with the view's swizzle) is read later
-  // and its rows inside the tensor are written later (rows outside are clipped); retired by
+  // and its rows inside the tensor are written later (rows outside are clipped; a row's end is
+  // written to its 16-byte chunk's end, as the copy engine writes whole chunks); retired by
   // wait_group.read / wait_group like a bulk store.
   void cp_async_bulk_tensor_global_shared(const tensor_view& v, const std::vector<int64_t>& coords, buffer& src,
                                           size_t src_off) {
@@ -201,7 +202,8 @@ class world : public scheduler {
     tick();
     const hb_clock c = clock(t);
     src.async_read(op, c, src_off, bytes, true);
-    for_each_box_row(v, coords, [&](size_t g, size_t, size_t n) { v.mem->async_write_begin(op, c, g, n); });
+    for_each_box_row(
+        v, coords, [&](size_t g, size_t, size_t n) { v.mem->async_write_begin(op, c, g, n); }, true);
     open_group(t).push_back(op);
     record(name, src.name(), std::to_string(bytes) + " bytes");
     post_async("read of " + op->what, [this, op, v, coords, &src, src_off, bytes] {
@@ -212,9 +214,12 @@ class world : public scheduler {
         std::copy_n(image.begin() + long(hopper::swizzle_offset(v.sw, uint32_t(o))), 16, box->begin() + long(o));
       op->read_done = true;
       post_async("write of " + op->what, [op, v, coords, box] {
-        for_each_box_row(v, coords, [&](size_t g, size_t at_box, size_t n) {
-          v.mem->async_write_land(op, g, box->data() + at_box, n, -1, "", 0);
-        });
+        for_each_box_row(
+            v, coords,
+            [&](size_t g, size_t at_box, size_t n) {
+              v.mem->async_write_land(op, g, box->data() + at_box, n, -1, "", 0);
+            },
+            true);
         op->write_done = true;
       });
     });
@@ -337,9 +342,12 @@ class world : public scheduler {
 
   // The box's rows: for every box row (all coordinates but the innermost) whose coordinates lie
   // inside the tensor, the in-bounds part of it: f(byte offset in the tensor's buffer, byte offset
-  // in the unswizzled box, bytes).
+  // in the unswizzled box, bytes). A store (`whole_chunks`) writes whole 16-byte chunks, as the
+  // hardware does: a row whose in-bounds part ends inside a chunk is written to the chunk's end
+  // (within the box), past the tensor's innermost extent.
   template <class F>
-  static void for_each_box_row(const tensor_view& v, const std::vector<int64_t>& coords, F&& f) {
+  static void for_each_box_row(const tensor_view& v, const std::vector<int64_t>& coords, F&& f,
+                               bool whole_chunks = false) {
     const size_t rank = v.dims.size();
     const size_t row_bytes = size_t(v.box[0]) * v.elem_bytes;
     size_t rows = 1;
@@ -358,8 +366,10 @@ class world : public scheduler {
           src += size_t(c) * v.strides[d - 1];
       }
       if (!inside) continue;
+      size_t end = size_t(hi) * v.elem_bytes;
+      if (whole_chunks) end = std::min((end + 15) / 16 * 16, size_t(coords[0] + int64_t(v.box[0])) * v.elem_bytes);
       f(src + size_t(lo) * v.elem_bytes, r * row_bytes + size_t(lo - coords[0]) * v.elem_bytes,
-        size_t(hi - lo) * v.elem_bytes);
+        end - size_t(lo) * v.elem_bytes);
     }
   }
 
