@@ -150,8 +150,9 @@ else
   t0=$(date +%s)
   if MAX_JOBS=${MAX_JOBS:-8} python3 -m pip install --no-build-isolation --no-deps -q "$root/python" >"$logs/torch_build.log" 2>&1; then
     say "TORCH: package built and installed ($(( $(date +%s) - t0 )) s)"
-    python3 -m pytest -q -rs "$root/python/tests" --junitxml="$junit/torch_tests.xml" >"$logs/torch_tests.log" 2>&1
+    python3 -m pytest -q -rfs "$root/python/tests" --junitxml="$junit/torch_tests.xml" >"$logs/torch_tests.log" 2>&1
     say "TORCH tests: rc $? $(tail -1 "$logs/torch_tests.log")"
+    grep -E "^(FAILED|ERROR) " "$logs/torch_tests.log" | head -20 | cut -c1-300 | tee -a "$summary"
     python3 "$root/python/bench/bench_ops.py" "$results/bench_torch.json" >"$logs/torch_bench.log" 2>&1 ||
       say "TORCH bench: FAILED (rc $?, logs/torch_bench.log)"
     grep -E "^RATIO" "$logs/torch_bench.log" | while read -r l; do say "$l"; done

@@ -178,5 +178,13 @@ TORCH_LIBRARY_IMPL(hopper, CUDA, m) {
   m.impl("axpb", &axpb);
 }
 
+// Tensors on the CPU reach the same functions, whose first check names the argument that is not
+// a CUDA tensor (instead of the dispatcher's "could not run with arguments from the CPU backend").
+TORCH_LIBRARY_IMPL(hopper, CPU, m) {
+  m.impl("gemm", &gemm);
+  m.impl("copy_", &copy_);
+  m.impl("axpb", &axpb);
+}
+
 // The Python module hopper._C: importing it registers the operators above.
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.doc() = "hopper-async's torch operators (torch.ops.hopper)"; }

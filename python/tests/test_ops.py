@@ -191,7 +191,7 @@ _SIZES = [0, 1, 7, 8, 15, 16, 24, 64, 100, 128, 1000]
 def _random_tensor(rng, gen, dims=None):
     """A tensor of random dtype, device, rank and layout; sometimes a huge stride-0 or strided view."""
     dims = rng.choice([0, 1, 2, 2, 2, 3]) if dims is None else dims
-    shape = [rng.choice(_SIZES) for _ in range(dims)]
+    shape = [rng.choice(_SIZES if dims < 3 else _SIZES[:6]) for _ in range(dims)]
     dtype = rng.choice(_DTYPES + [torch.bfloat16] * 4)
     device = "cpu" if rng.random() < 0.08 else "cuda"
     t = randn(shape, gen).to(dtype).to(device) if dtype.is_floating_point else torch.randint(
@@ -246,19 +246,21 @@ def test_copy_and_axpb_argument_fuzz(trial, gen):
     rng = random.Random(SEED * 11 + trial)
     for _ in range(150):
         src, dst = _random_tensor(rng, gen), _random_tensor(rng, gen)
-        if rng.random() < 0.4:
-            dst = torch.empty_like(src) if src.device.type == "cuda" and rng.random() < 0.7 else dst
+        if rng.random() < 0.4 and src.device.type == "cuda" and src.numel() < (1 << 24):
+            dst = torch.empty_like(src)  # a matching destination, sometimes with src's odd strides
         try:
             hopper.copy_(dst, src)
         except (ValueError, TypeError, RuntimeError) as e:
             _expect_named(e, "copy_", ["dst", "src"])
+        except NotImplementedError as e:  # not expected: the operators are registered for CPU too
+            pytest.fail(f"hopper.copy_ not dispatched: {e}")
         else:
             assert torch.equal(dst, src)
         x = _random_tensor(rng, gen, dims=rng.choice([0, 1, 2]))
         try:
             y = hopper.axpb(x, 2.0, -1.0)
         except (ValueError, TypeError, RuntimeError) as e:
-            _expect_named(e, "axpb", ["x "])
+            _expect_named(e, "axpb", ["x ", "x =", "x:"])
         else:
             torch.testing.assert_close(y.float(), x.float() * 2 - 1, rtol=8e-3, atol=1e-2)
         torch.cuda.synchronize()
