@@ -17,9 +17,11 @@ setup(
             name="hopper._C",
             sources=["csrc/ops.cpp", "csrc/kernels.cu"],
             include_dirs=[os.path.join(root, "include"), root, os.path.join(here, "csrc")],
+            # No -std: PyTorch's extension tools pass the standard its own headers need (C++17 up
+            # to 2.x's early releases, C++20 since), and the library compiles under either.
             extra_compile_args={
-                "cxx": ["-O3", "-std=c++17"],
-                "nvcc": ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a"],
+                "cxx": ["-O3"],
+                "nvcc": ["-O3", "--expt-relaxed-constexpr", "-gencode=arch=compute_90a,code=sm_90a"],
             },
         )
     ],

@@ -64,6 +64,19 @@ if [ "${HOPPER_TESTS:-.}" != "-" ]; then
 fi
 say "TESTS: passed=$passed failed=$failed skipped=$skipped"
 
+# The installed package's consumers (tests/package: a separate project that calls the kernels from
+# the installed tree): prebuilt, the executables staged in BIN_DIR/package; else the package test.
+if [ $# -ge 2 ]; then
+  for c in "$bin"/package/*; do
+    [ -x "$c" ] && [ -f "$c" ] || continue
+    timeout -k 5 120 "$c" >"$logs/package_$(basename "$c").log" 2>&1
+    say "package $(basename "$c"): rc=$? $(tail -1 "$logs/package_$(basename "$c").log")"
+  done
+else
+  ctest --test-dir "$build" -R '^package_full$' --output-on-failure >"$logs/package.log" 2>&1
+  say "package: rc=$? $(grep -m1 -E 'kernels consumer' "$logs/package.log")"
+fi
+
 # compute-sanitizer: each tool on each GPU test executable, one short test each (a sanitized run
 # is 10-100x slower), every run under a deadline and all of them under a budget. One line per
 # tool and executable: errors counted from the tool's summary, and rc (99: the tool found errors).
@@ -155,7 +168,7 @@ else
     grep -E "^(FAILED|ERROR) " "$logs/torch_tests.log" | head -20 | cut -c1-300 | tee -a "$summary"
     python3 "$root/python/bench/bench_ops.py" "$results/bench_torch.json" >"$logs/torch_bench.log" 2>&1 ||
       say "TORCH bench: FAILED (rc $?, logs/torch_bench.log)"
-    grep -E "^RATIO" "$logs/torch_bench.log" | while read -r l; do say "$l"; done
+    grep -E "^(RATIO|HOST)" "$logs/torch_bench.log" | while read -r l; do say "$l"; done
   else
     say "TORCH: the package did not build (logs/torch_build.log): $(grep -m1 -iE "error" "$logs/torch_build.log")"
   fi

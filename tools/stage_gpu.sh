@@ -11,6 +11,12 @@ cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHOPPER_BUI
 cmake --build "$build" --parallel "${HOPPER_JOBS:-$(nproc)}"
 rm -rf "$stage" && mkdir -p "$stage/tests" "$stage/bench" "$stage/lib"
 cp "$build"/tests/gpu_* "$stage/tests/"
+# The package test's consumer of the installed kernels (built by ctest -R package_full).
+mkdir -p "$stage/package"
+ctest --test-dir "$build" -R '^package_full$' >/dev/null 2>&1 || echo "stage: package_full failed (ctest -R package_full)"
+for c in "$build"/tests/package_full/consumer/kernels_consumer "$build"/tests/package_full/subdir/kernels_consumer; do
+  [ -x "$c" ] && cp "$c" "$stage/package/$(basename "$(dirname "$c")")_kernels_consumer"
+done
 find "$build/bench" -maxdepth 1 -type f -executable -exec cp {} "$stage/bench/" \;
 [ -x "$build/apps/showcase" ] && cp "$build/apps/showcase" "$stage/"
 # Google Benchmark is a shared library in Debian; carry it.

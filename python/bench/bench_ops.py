@@ -69,6 +69,35 @@ def main():
     r = {"op": "axpb", "elements": x.numel(), "ours_ms": t_ours, "torch_ms": t_torch, "ratio": t_torch / t_ours}
     results.append(r)
     print(f"RATIO torch axpb 1GiB {r['ratio']:.4f} (torch: x * a + b, two kernels)", flush=True)
+    # Host overhead of one small GEMM call (64 x 64 x 64: the kernel is shorter than the call), the
+    # median of 9 rounds of 2000 calls timed on the host: the same tensors every call (the cached
+    # plan launches as it is) against two sets taken in turn (the plan re-encodes its three
+    # tensor maps every call, as every call did before plans remembered their pointers), and
+    # F.linear beside them.
+    import time
+
+    sets = [(torch.randn((64, 64), device="cuda").bfloat16(), torch.randn((64, 64), device="cuda").bfloat16())
+            for _ in range(2)]
+
+    def host_us(fn, calls=2000):
+        rounds = []
+        for _ in range(9):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for i in range(calls):
+                fn(i)
+            torch.cuda.synchronize()
+            rounds.append((time.perf_counter() - t0) / calls * 1e6)
+        return statistics.median(rounds)
+
+    same = host_us(lambda i: hopper.gemm(*sets[0]))
+    alternating = host_us(lambda i: hopper.gemm(*sets[i % 2]))
+    linear = host_us(lambda i: torch.nn.functional.linear(*sets[0]))
+    r = {"op": "gemm_host_overhead", "shape": [64, 64, 64], "same_tensors_us": same, "rebinding_us": alternating,
+         "torch_linear_us": linear}
+    results.append(r)
+    print(f"HOST torch gemm 64x64x64 us/call: same tensors {same:.2f}, rebinding each call {alternating:.2f}, "
+          f"F.linear {linear:.2f}", flush=True)
     with open(out, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": results}, f, indent=1)
 

@@ -1,6 +1,7 @@
 // The library's kernels behind the PyTorch operators: the GEMM through cached plans that bring
 // their workspace from the caller (hopper::gemm::external_workspace), the streaming copy and the
 // fused y = a*x + b. No PyTorch header here; see launch.hpp.
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,31 +47,59 @@ hopper::gemm::problem problem_of(const gemm_args& g) {
   return p;
 }
 
+// The plan cache: the most recently used plans, at most kMaxPlans (a plan holds three 128-byte
+// tensor maps and a schedule; its kernels' attributes are set once per kernel, not per plan).
+// Each remembers the pointers it was last bound to, so that a call with the same tensors (the
+// usual case in a training or inference loop) re-encodes nothing.
+constexpr size_t kMaxPlans = 256;
+struct cached {
+  std::unique_ptr<hopper::gemm::plan> plan;
+  const void* A = nullptr;
+  const void* B = nullptr;
+  void* C = nullptr;
+  std::list<key>::iterator age;  // its place in `recent`
+};
 std::mutex cache_mutex;
-std::map<key, std::unique_ptr<hopper::gemm::plan>> cache;
+std::map<key, cached> cache;
+std::list<key> recent;  // most recently used first
 
-hopper::gemm::plan& plan_for(const gemm_args& g) {
-  auto& slot = cache[key_of(g)];
-  if (!slot) {
-    check(cudaSetDevice(g.device), "cudaSetDevice");
-    slot = std::make_unique<hopper::gemm::plan>(problem_of(g), g.A, g.B, g.C, hopper::gemm::external_workspace);
+cached& plan_for(const gemm_args& g) {
+  const key k = key_of(g);
+  auto it = cache.find(k);
+  if (it != cache.end()) {
+    recent.splice(recent.begin(), recent, it->second.age);
+    return it->second;
   }
-  return *slot;
+  check(cudaSetDevice(g.device), "cudaSetDevice");
+  auto plan = std::make_unique<hopper::gemm::plan>(problem_of(g), g.A, g.B, g.C, hopper::gemm::external_workspace);
+  if (cache.size() == kMaxPlans) {
+    cache.erase(recent.back());
+    recent.pop_back();
+  }
+  recent.push_front(k);
+  cached& c = cache[k];
+  c.plan = std::move(plan);
+  c.A = g.A, c.B = g.B, c.C = g.C;
+  c.age = recent.begin();
+  return c;
 }
 
 }  // namespace
 
 workspace_need gemm_prepare(const gemm_args& g) {
   std::lock_guard<std::mutex> lock(cache_mutex);
-  const hopper::gemm::plan& p = plan_for(g);
+  const hopper::gemm::plan& p = *plan_for(g).plan;
   return workspace_need{p.workspace_bytes(), p.counters_offset()};
 }
 
 void gemm_run(const gemm_args& g, void* workspace, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(cache_mutex);
-  hopper::gemm::plan& p = plan_for(g);
-  p.bind(g.A, g.B, g.C);
-  check(p.run(stream, workspace), "hopper.gemm launch");
+  cached& c = plan_for(g);
+  if (c.A != g.A || c.B != g.B || c.C != g.C) {
+    c.plan->bind(g.A, g.B, g.C);
+    c.A = g.A, c.B = g.B, c.C = g.C;
+  }
+  check(c.plan->run(stream, workspace), "hopper.gemm launch");
 }
 
 size_t gemm_cached_plans() {

@@ -37,17 +37,66 @@ def axpb(x, a, b):
     return torch.ops.hopper.axpb(x, float(a), float(b))
 
 
+# ---- fake (meta) implementations: shapes and dtypes while tracing, with the eager checks' errors --
+
+
+def _gemm_shape_check(a, b, out_dtype, b_nk):
+    torch._check_type(a.dtype == torch.bfloat16, lambda: f"hopper.gemm: a must be bfloat16, got {a.dtype}")
+    torch._check_type(b.dtype == torch.bfloat16, lambda: f"hopper.gemm: b must be bfloat16, got {b.dtype}")
+    torch._check_value(a.dim() == 2, lambda: f"hopper.gemm: a must be 2-D (M x K), got {a.dim()}-D")
+    torch._check_value(b.dim() == 2, lambda: f"hopper.gemm: b must be 2-D, got {b.dim()}-D")
+    torch._check_type(out_dtype in (None, torch.bfloat16, torch.float32),
+                      lambda: f"hopper.gemm: out_dtype must be bfloat16 or float32, got {out_dtype}")
+    k_b = b.shape[1] if b_nk else b.shape[0]
+    torch._check_value(a.shape[1] == k_b, lambda: (
+        f"hopper.gemm: a is {a.shape[0]} x {a.shape[1]} but b is {b.shape[0]} x {b.shape[1]} "
+        f"({'N x K' if b_nk else 'K x N'}): K differs"))
+    return b.shape[0] if b_nk else b.shape[1]
+
+
 @torch.library.register_fake("hopper::gemm")
 def _gemm_fake(a, b, out_dtype=None, b_nk=True):
-    n = b.shape[0] if b_nk else b.shape[1]
+    n = _gemm_shape_check(a, b, out_dtype, b_nk)
     return a.new_empty((a.shape[0], n), dtype=out_dtype if out_dtype is not None else torch.bfloat16)
 
 
 @torch.library.register_fake("hopper::copy_")
 def _copy_fake(dst, src):
+    torch._check_type(dst.dtype == src.dtype, lambda: f"hopper.copy_: dst is {dst.dtype} but src is {src.dtype}")
+    torch._check_value(dst.shape == src.shape,
+                       lambda: f"hopper.copy_: dst has shape {list(dst.shape)} but src {list(src.shape)}")
     return None
 
 
 @torch.library.register_fake("hopper::axpb")
 def _axpb_fake(x, a, b):
+    torch._check_type(x.dtype == torch.bfloat16, lambda: f"hopper.axpb: x must be bfloat16, got {x.dtype}")
     return torch.empty_like(x)
+
+
+# ---- autograd: the backward of C = A . B^T (b_nk) or A . B is two GEMMs through the same kernel,
+# each operand read in the major it already has (a transposed view, never a copy):
+#   b_nk: dA = dC . B      (B is N x K: the "kn" layout),  dB = dC^T . A
+#   kn:   dA = dC . B^T    (B is K x N: the "nk" layout),  dB = A^T . dC
+# The kernel reads bf16: an fp32 dC (out_dtype=torch.float32) is rounded to bf16 first, and the
+# gradients are bf16, the inputs' dtype.
+
+
+def _gemm_setup_context(ctx, inputs, output):
+    a, b, _out_dtype, b_nk = inputs
+    ctx.save_for_backward(a, b)
+    ctx.b_nk = b_nk
+
+
+def _gemm_backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    g = grad.to(torch.bfloat16).contiguous()  # a broadcast gradient (sum's) has stride 0
+    da = db = None
+    if ctx.needs_input_grad[0]:
+        da = torch.ops.hopper.gemm(g, b, None, not ctx.b_nk)
+    if ctx.needs_input_grad[1]:
+        db = torch.ops.hopper.gemm(g.t(), a, None, False) if ctx.b_nk else torch.ops.hopper.gemm(a.t(), g, None, False)
+    return da, db, None, None
+
+
+torch.library.register_autograd("hopper::gemm", _gemm_backward, setup_context=_gemm_setup_context)

@@ -264,3 +264,76 @@ def test_copy_and_axpb_argument_fuzz(trial, gen):
         else:
             torch.testing.assert_close(y.float(), x.float() * 2 - 1, rtol=8e-3, atol=1e-2)
         torch.cuda.synchronize()
+
+
+# ---- autograd and tracing --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+@pytest.mark.parametrize("out_dtype", [None, torch.float32])
+def test_gemm_backward_matches_matmul(b_layout, out_dtype, gen):
+    m, n, k = 136, 200, 264
+    a = randn((m, k), gen).requires_grad_()
+    b = (randn((n, k), gen) if b_layout == "nk" else randn((k, n), gen)).requires_grad_()
+    dc = randn((m, n), gen, torch.float32)
+    c = hopper.gemm(a, b, out_dtype, b_layout=b_layout)
+    c.backward(dc.to(c.dtype))
+    # The reference: fp32 matmul of the same bf16 values, with the bf16 gradient the kernel reads.
+    a32, b32 = a.detach().float().requires_grad_(), b.detach().float().requires_grad_()
+    c32 = a32 @ (b32.t() if b_layout == "nk" else b32)
+    c32.backward(dc.to(c.dtype).float())
+    assert a.grad.dtype == torch.bfloat16 and b.grad.dtype == torch.bfloat16
+    torch.testing.assert_close(a.grad.float(), a32.grad, rtol=1e-2, atol=1e-3 * math.sqrt(n))
+    torch.testing.assert_close(b.grad.float(), b32.grad, rtol=1e-2, atol=1e-3 * math.sqrt(m))
+
+
+def test_fake_gemm_checks_shapes_while_tracing(gen):
+    a, w = randn((64, 128), gen), randn((32, 96), gen)  # K differs: 128 against 96
+
+    @torch.compile(fullgraph=True)
+    def f(a, w):
+        return hopper.gemm(a, w)
+
+    with pytest.raises(Exception, match="K differs"):
+        f(a, w)
+
+
+def test_torch_compile_trains_a_small_model(gen):
+    torch.manual_seed(SEED)
+
+    class Mlp(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w1 = torch.nn.Parameter(randn((256, 128), gen) * 0.1)
+            self.w2 = torch.nn.Parameter(randn((64, 256), gen) * 0.1)
+
+        def forward(self, x):
+            return hopper.gemm(torch.relu(hopper.gemm(x, self.w1)), self.w2, torch.float32)
+
+    model = Mlp()
+    ref = Mlp()
+    ref.load_state_dict(model.state_dict())
+    step = torch.compile(lambda x: model(x).square().mean(), fullgraph=True)
+    x = randn((512, 128), gen)
+    loss = step(x)
+    loss.backward()
+    # The reference: the same model through torch.matmul, eager.
+    h = torch.relu((x.float() @ ref.w1.float().t()).to(torch.bfloat16))
+    (h.float() @ ref.w2.float().t()).square().mean().backward()
+    torch.testing.assert_close(loss, (h.float() @ ref.w2.detach().float().t()).square().mean(), rtol=2e-2, atol=1e-3)
+    for p, q in [(model.w1, ref.w1), (model.w2, ref.w2)]:
+        assert p.grad is not None and p.grad.dtype == torch.bfloat16
+        torch.testing.assert_close(p.grad.float(), q.grad.float(), rtol=5e-2, atol=2e-3)
+
+
+def test_plan_cache_is_bounded(gen):
+    a = randn((64, 64), gen)
+    for i in range(300):  # 300 shapes, more than the cache holds
+        w = randn((8 * (i + 1), 64), gen)
+        c = hopper.gemm(a, w)
+        if i % 50 == 0:
+            check_gemm(c, a, w, 64)
+    assert torch.ops.hopper.cached_plans() == 256
+    w = randn((8, 64), gen)  # the first shape again: evicted long ago, planned afresh, still right
+    check_gemm(hopper.gemm(a, w), a, w, 64)
+    assert torch.ops.hopper.cached_plans() == 256

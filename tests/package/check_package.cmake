@@ -32,7 +32,15 @@ function(consume dir)
   step(${CMAKE_COMMAND} --build ${WORK_DIR}/${dir})
   step(${WORK_DIR}/${dir}/consumer)
   string(STRIP "${out}" out)
-  set(report "${report}\n  ${dir}: ${out}" PARENT_SCOPE)
+  set(line "${out}")
+  # With CUDA the kernels' consumer too (it runs them where an sm_90 device exists).
+  if(EXISTS ${WORK_DIR}/${dir}/kernels_consumer)
+    step(${WORK_DIR}/${dir}/kernels_consumer)
+    string(STRIP "${out}" out)
+    string(REPLACE "\n" "; " out "${out}")
+    set(line "${line}; ${out}")
+  endif()
+  set(report "${report}\n  ${dir}: ${line}" PARENT_SCOPE)
 endfunction()
 
 set(lib_args -G ${GENERATOR} -DHOPPER_BUILD_TESTS=OFF -DHOPPER_BUILD_BENCH=OFF -DHOPPER_BUILD_APPS=OFF
