@@ -278,10 +278,11 @@ def test_gemm_backward_matches_matmul(b_layout, out_dtype, gen):
     dc = randn((m, n), gen, torch.float32)
     c = hopper.gemm(a, b, out_dtype, b_layout=b_layout)
     c.backward(dc.to(c.dtype))
-    # The reference: fp32 matmul of the same bf16 values, with the bf16 gradient the kernel reads.
+    # The reference: fp32 matmul of the same bf16 values, with the gradient the kernel reads (an
+    # fp32 dC rounded to bf16; the backward's GEMMs take bf16 operands).
     a32, b32 = a.detach().float().requires_grad_(), b.detach().float().requires_grad_()
     c32 = a32 @ (b32.t() if b_layout == "nk" else b32)
-    c32.backward(dc.to(c.dtype).float())
+    c32.backward(dc.to(c.dtype).to(torch.bfloat16).float())
     assert a.grad.dtype == torch.bfloat16 and b.grad.dtype == torch.bfloat16
     torch.testing.assert_close(a.grad.float(), a32.grad, rtol=1e-2, atol=1e-3 * math.sqrt(n))
     torch.testing.assert_close(b.grad.float(), b32.grad, rtol=1e-2, atol=1e-3 * math.sqrt(m))
