@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "hopper/hd.hpp"
 #include "hopper/model/target.hpp"
 
 using namespace hopper::model;
@@ -16,10 +17,14 @@ constexpr int kStages = 2;
 constexpr uint32_t kTiles = 8, kTileBytes = 256;
 
 // The kernel body, over any target `T`: warp 0 lane 0 loads tiles with cp.async.bulk, warp 1
-// copies each stage out with ordinary loads and stores, then releases it.
+// copies each stage out with ordinary loads and stores, then releases it. HOPPER_EXEC_CHECK_OFF
+// and HOPPER_HD (hopper/hd.hpp) make the same template a device function under nvcc, where a
+// __global__ entry calls it with hopper::device_target (docs/model.md, "The target").
+HOPPER_EXEC_CHECK_OFF
 template <class T>
-void body(T& t, typename hopper::pipeline<kStages, T>::storage& ring, typename T::template smem_t<uint8_t> stages,
-          typename T::template gmem_t<const uint8_t> src, typename T::template gmem_t<uint8_t> dst, bool skip_release) {
+HOPPER_HD void body(T& t, typename hopper::pipeline<kStages, T>::storage& ring,
+                    typename T::template smem_t<uint8_t> stages, typename T::template gmem_t<const uint8_t> src,
+                    typename T::template gmem_t<uint8_t> dst, bool skip_release) {
   using pipe_t = hopper::pipeline<kStages, T>;
   auto pipe = pipe_t::init(ring, hopper::pipeline_params{1}, t);
   if (t.warp() == 0) {

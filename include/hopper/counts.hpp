@@ -17,7 +17,7 @@ namespace detail {
 // Deliberately not constexpr: reaching it during constant evaluation is a compile error.
 HOPPER_HD void count_out_of_range(const char* what, uint64_t value) {
 #if defined(__CUDA_ARCH__)
-#if defined(HOPPER_DEBUG_WAITS) && HOPPER_DEBUG_WAITS
+#if HOPPER_DEBUG_WAITS_ON
   printf("hopper: %s %llu out of range\n", what, static_cast<unsigned long long>(value));
   __trap();
 #else

@@ -31,6 +31,15 @@
 
 #define HOPPER_HD_TEMPLATE HOPPER_EXEC_CHECK_OFF HOPPER_HD
 
+// HOPPER_DEBUG_WAITS_ON: 1 where HOPPER_DEBUG_WAITS is defined with no value (`#define
+// HOPPER_DEBUG_WAITS`, `-DHOPPER_DEBUG_WAITS`) or a non-zero one, else 0. The first test is
+// `0 - - 1 == 1` for the empty definition; `+ 0` keeps the second valid for it too.
+#if defined(HOPPER_DEBUG_WAITS) && ((0 - HOPPER_DEBUG_WAITS - 1) == 1 || (HOPPER_DEBUG_WAITS + 0))
+#define HOPPER_DEBUG_WAITS_ON 1
+#else
+#define HOPPER_DEBUG_WAITS_ON 0
+#endif
+
 #include <cstdint>
 
 namespace hopper {

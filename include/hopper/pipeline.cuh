@@ -182,7 +182,7 @@ class pipeline {
   HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{},
                                           source_location loc = source_location::current()) {
     pin(be, loc);
-#if !defined(__CUDA_ARCH__) || (defined(HOPPER_DEBUG_WAITS) && HOPPER_DEBUG_WAITS)
+#if !defined(__CUDA_ARCH__) || HOPPER_DEBUG_WAITS_ON
     if (const char* why = params_fault(p)) detail::bad_pipeline_params(why, p);
 #endif
     if (be.init_thread()) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "hd.hpp"
 #include "ptx/special_registers.cuh"
 
 #ifndef HOPPER_WAIT_TIMEOUT_NS
@@ -18,7 +19,7 @@ namespace hopper::debug {
 // Marks a wait by state token rather than parity in the timeout report.
 inline constexpr uint32_t token_wait = 0xffffffffu;
 
-#if defined(HOPPER_DEBUG_WAITS) && HOPPER_DEBUG_WAITS
+#if HOPPER_DEBUG_WAITS_ON
 inline constexpr bool bounded_waits = true;
 #else
 inline constexpr bool bounded_waits = false;
