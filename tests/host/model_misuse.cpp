@@ -76,7 +76,7 @@ TEST(ModelMisuse, WaitOnABarrierNoThreadInitialised) {
     auto& ring = t.cta_shared<pipe_t::storage>("ring");
     t.mbarrier_wait(ring.full[0], hopper::parity(0u));
   });
-  expect_report(m, {"mbarrier", "no thread has initialised", "CTA 0"});
+  expect_report(m, {"mbarrier", "no thread has initialised", "CTA 0", "model_misuse.cpp:"});
 }
 
 TEST(ModelMisuse, PipelineUsedWithoutItsInit) {

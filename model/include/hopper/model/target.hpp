@@ -840,7 +840,8 @@ class target {
   }
   static uint64_t token(const mbarrier_token& t) { return t.phase; }
 
-  std::string who() const { return w().where(w().current()); }
+  // The acting task and the call site of its operation (the caller of the target member).
+  std::string who() const { return w().where_at(w().current()); }
 
   barrier& bar(barrier_type& b, const char* op) const {
     if (!b.b)
