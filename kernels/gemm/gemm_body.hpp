@@ -13,7 +13,7 @@
 //                   TMA stores (store_rows) or, for a shared tile, leaves its partial and the last
 //                   piece sums them (split_k_fixup).
 // Cooperative (both consumer warpgroups on one tile) or ping-pong (each warpgroup owns whole
-// 128 x 128 tiles in turn; named barriers 3 and 4 hand over the tensor cores). The ring is
+// 128 x 128 tiles in turn; the order barriers (gemm_barrier) hand over the tensor cores). The ring is
 // hopper::pipeline: full[s] counts the bytes the copy engine delivers, empty[s] the releases of
 // the consumer warpgroups that read the stage (in a cluster: of every CTA it is multicast into),
 // each from its first warp, .relaxed since wgmma.wait_group has retired the reads.
@@ -39,6 +39,18 @@ template <class Tg, class E>
 using gmem_of = typename Tg::template gmem_t<E>;
 template <class Tg, class E>
 using smem_of = typename Tg::template smem_t<E>;
+
+// The kernel's named barriers (the ids of bar.sync / bar.arrive; 0 is __syncthreads'), listed in
+// one place so that two uses cannot share an id: each consumer warpgroup w has a fixup barrier
+// (its 128 threads, split_k_fixup) and, in ping-pong, an order barrier (both warpgroups' 256
+// threads, consume_pingpong), at the kind's base id + w.
+enum class gemm_barrier : uint32_t { fixup = 1, order = 3 };
+HOPPER_HD constexpr uint32_t barrier_id(gemm_barrier kind, int warpgroup) {
+  return uint32_t(kind) + uint32_t(warpgroup);
+}
+static_assert(barrier_id(gemm_barrier::fixup, 0) > 0, "id 0 is __syncthreads'");
+static_assert(barrier_id(gemm_barrier::fixup, 1) < barrier_id(gemm_barrier::order, 0), "fixup and order ids overlap");
+static_assert(barrier_id(gemm_barrier::order, 1) < hopper::limits::named_barrier_count, "16 named barriers");
 
 // What the body needs at run time besides the three tensor maps. Cluster c walks the items of
 // `work`. When a tile's k-blocks are shared by several items each consumer warpgroup leaves its
@@ -279,7 +291,7 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
   }
 }
 
-// Split-K / stream-K fixup for one consumer warpgroup (128 threads, named barrier 1 + w) of fixup
+// Split-K / stream-K fixup for one consumer warpgroup (128 threads, its gemm_barrier::fixup) of fixup
 // CTA tile `tile`, piece `slot` of `slots`: stores its fp32 partial (each thread its ACC floats as
 // float4s, thread-interleaved so that every float4 step is one coalesced 2 KiB write), then thread
 // 0 counts the arrival. The warpgroup that completes the count reads every slot's partial back, in
@@ -299,12 +311,12 @@ HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p,
   HOPPER_PRAGMA_UNROLL
   for (int q = 0; q < Q; ++q)
     t.st_global_cg(mine + q * 128, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
-  t.bar_sync(1 + w, 128);
+  t.bar_sync(barrier_id(gemm_barrier::fixup, w), 128);
   const auto counter = p.counters + tile * 2 + w;
   constexpr ptx::sem handshake =
       MUTANT == gemm_mutant::split_k_relaxed_handshake ? ptx::sem::relaxed : ptx::sem::acq_rel;
   if (wg_thread == 0) flag.store(0, t.template atom_add_gpu<handshake>(counter, 1) == S - 1);
-  t.bar_sync(1 + w, 128);
+  t.bar_sync(barrier_id(gemm_barrier::fixup, w), 128);
   const bool last = flag.load(0) != 0;
   // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
   if (!last) return false;
@@ -440,8 +452,8 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
 }
 
 // Ping-pong consumer warpgroup w: owns the CTA's work units w, w + 2, ... (whole 128 x 128
-// tiles). Ordering barriers 3 and 4: warpgroup w waits on 3 + w for its turn at the tensor cores;
-// the other warpgroup arrives there once it has issued its last k-block. The producer fills the
+// tiles). Order barriers (gemm_barrier::order + w): warpgroup w waits on its own for its turn at
+// the tensor cores; the other warpgroup arrives there once it has issued its last k-block. The producer fills the
 // ring in the same unit order, so the math runs unit after unit while the epilogue of one
 // warpgroup overlaps the main loop of the other.
 HOPPER_EXEC_CHECK_OFF
@@ -450,7 +462,6 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
                                 const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
                                 const cta_place<T>& at, int cluster_id, int clusters, int k_blocks, int w,
                                 int wg_thread) {
-  constexpr uint32_t ORDER = 3;
   const int warp = wg_thread / 32;
   const auto epi = sm.epi + w * T::EPI_WG_BYTES;
   uint32_t epi_count = 0;
@@ -463,13 +474,13 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
   for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
     int m0, n0;
     at.tile_origin(p.work.order, u, m0, n0);
-    if (j > 0) t.bar_sync(ORDER + w, 256);
+    if (j > 0) t.bar_sync(barrier_id(gemm_barrier::order, w), 256);
     // Once every k-block is issued the other warpgroup may start its unit while ours drains;
     // only when that unit exists, so that no arrival is left pending on the barrier at exit.
     consume_k_blocks<T, T::BN, 2>(
         t, pipe, s, acc, 0, k_blocks, warp, first, [] {},
         [&] {
-          if (u + clusters < units) t.bar_arrive(ORDER + (1 - w), 256);
+          if (u + clusters < units) t.bar_arrive(barrier_id(gemm_barrier::order, 1 - w), 256);
         });
     t.wgmma_fence_operand(acc[0]);
     t.wgmma_fence_operand(acc[1]);
