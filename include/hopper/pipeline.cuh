@@ -78,6 +78,11 @@ struct pipeline_params {
   release_by releaser = release_by::automatic;
 };
 
+// Whether `r` is one of release_by's enumerators (a value cast from an integer may not be).
+HOPPER_HD constexpr bool valid_release_by(release_by r) {
+  return r == release_by::automatic || r == release_by::each_lane || r == release_by::warp_leader;
+}
+
 // The release form `p` uses: `releaser`, with automatic resolved by multicast.
 HOPPER_HD_TEMPLATE constexpr release_by release_form(const pipeline_params& p) {
   if (p.releaser != release_by::automatic) return p.releaser;
@@ -103,9 +108,7 @@ HOPPER_HD constexpr const char* params_fault(const pipeline_params& p) {
   if (p.releases_per_cta == 0) return "releases_per_cta = 0: at least one warp per CTA must release each stage";
   if (p.cluster_size < 1 || p.cluster_size > limits::max_nonportable_cluster_size)
     return "cluster_size is outside 1..16";
-  if (p.releaser != release_by::automatic && p.releaser != release_by::each_lane &&
-      p.releaser != release_by::warp_leader)
-    return "releaser is not a release_by (automatic, each_lane or warp_leader)";
+  if (!valid_release_by(p.releaser)) return "releaser is not a release_by (automatic, each_lane or warp_leader)";
   const uint64_t arrivals =
       uint64_t(p.releases_per_cta) * arrivals_per_release(p) * (p.multicast ? p.cluster_size : 1u);
   if (!limits::valid_arrival_count(arrivals))
@@ -401,8 +404,7 @@ inline void validate(const pipeline_config& c, const pipeline_limits& lim = pipe
   if (c.cluster_size < 1 || c.cluster_size > lim.max_cluster_size)
     fail("cluster_size = " + std::to_string(c.cluster_size) + ", the device can launch clusters of 1 to " +
          std::to_string(lim.max_cluster_size) + " CTAs");
-  if (c.releaser != release_by::automatic && c.releaser != release_by::each_lane &&
-      c.releaser != release_by::warp_leader)
+  if (!valid_release_by(c.releaser))
     fail("releaser = release_by(" + std::to_string(unsigned(c.releaser)) +
          ") is not a release_by (automatic, each_lane or warp_leader)");
   if (c.multicast && c.stage_bytes % (limits::bulk_copy_granule * c.cluster_size) != 0)

@@ -89,7 +89,7 @@ inline bool instantiated(const config& c) {
 
 namespace detail {
 [[noreturn]] inline void fail(const std::string& what) { throw std::invalid_argument("hopper::gemm: " + what); }
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t ceil_div(int64_t a, int64_t b) { return checked::ceil_div(a, b); }
 }  // namespace detail
 
 // Shared memory one CTA of `c` uses: stages of A (bm x bk) and B (bn x bk) bf16 tiles, two
@@ -356,7 +356,7 @@ struct launch_schedule {
 inline launch_schedule make_schedule(const problem& p, const config& cf, int resident) {
   validate(cf, p);
   if (resident < 1) detail::fail("resident = " + std::to_string(resident) + " clusters must be >= 1");
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  using detail::ceil_div;
   launch_schedule ls;
   work_schedule& w = ls.work;
   const int64_t k_blocks = ceil_div(p.K, cf.bk);
