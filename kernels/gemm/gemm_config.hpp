@@ -109,6 +109,9 @@ inline constexpr int64_t max_row_pitch_bytes = int64_t(1) << 40;
 // Work units (tiles x splits) the tile scheduler indexes in 32-bit ints, with room for its cursor
 // to step past the last one by a grid's worth.
 inline constexpr int64_t max_work_units = int64_t(1) << 30;
+// The most clusters a schedule is walked by, far above what any device holds at once. The stream-K
+// walk multiplies an iteration (below 2 x 2^16 tiles x 2^25 k-blocks) by the clusters: below 2^59.
+inline constexpr int max_resident_clusters = 1 << 16;
 
 namespace detail {
 // The bytes an operand of `rows` rows of `row` contiguous elements at pitch `ld` spans
@@ -355,7 +358,9 @@ struct launch_schedule {
 
 inline launch_schedule make_schedule(const problem& p, const config& cf, int resident) {
   validate(cf, p);
-  if (resident < 1) detail::fail("resident = " + std::to_string(resident) + " clusters must be >= 1");
+  if (resident < 1 || resident > max_resident_clusters)
+    detail::fail("resident = " + std::to_string(resident) + " clusters must be 1.." +
+                 std::to_string(max_resident_clusters));
   using detail::ceil_div;
   launch_schedule ls;
   work_schedule& w = ls.work;

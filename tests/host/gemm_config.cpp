@@ -151,6 +151,23 @@ TEST(GemmConfig, ChooseConfigChecksItsArguments) {
     m = e.what();
   }
   EXPECT_NE(m.find("resident = 0"), std::string::npos) << m;
+  // A stream-K tail over 2^27 clusters would multiply past 64 bits in the walk; at the bound it
+  // does not (98304 cluster tiles of 2^24 k-blocks, the last 32768 shared by 65536 clusters).
+  m = "";
+  config sk{};
+  sk.stream_k = true;
+  const problem huge = make(98304, 65536, int64_t(1) << 30);
+  try {
+    (void)make_schedule(huge, sk, 1 << 27);
+  } catch (const std::invalid_argument& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("resident = 134217728 clusters must be 1..65536"), std::string::npos) << m;
+  const launch_schedule big = make_schedule(huge, sk, max_resident_clusters);
+  EXPECT_EQ(big.work.clusters, max_resident_clusters);
+  EXPECT_EQ(big.work.dp_tiles, 65536);
+  EXPECT_EQ(big.fixup_tiles, 32768);
+  EXPECT_EQ(big.work.sk_begin(max_resident_clusters), big.work.sk_iters());
 }
 
 TEST(GemmConfig, RuleAndBudget) {
