@@ -5,6 +5,8 @@
 #   junit.tgz     one GoogleTest JUnit XML per test executable
 #   results.tgz   benchmark JSON, traces, plots
 #   logs.tgz      every log
+#   zoo_sanitizer.tsv, zoo_model.tsv, zoo_table.md   the bug zoo on the model, the H200 and under
+#                 compute-sanitizer (tools/zoo_sanitizer.sh)
 # Usage: tools/gpu_suite.sh OUT_DIR [BIN_DIR]
 # Optional: HOPPER_TESTS (regex over test executables, '-' for none), HOPPER_BENCH (regex over
 # bench executables, '-' for none), HOPPER_BENCH_ARGS (extra Google Benchmark flags),
@@ -100,6 +102,7 @@ declare -A sanitize_opts=(
 declare -A sanitize_skip=(  # no test of these is meant to be clean
   [gpu_hang_trap]="its test makes a child process trap on purpose"
   [gpu_hazard_lab]="every case also runs unprotected, racing on purpose"
+  [gpu_bug_zoo]="tools/zoo_sanitizer.sh runs each of its cases alone under racecheck, synccheck and memcheck (the ZOO lines)"
 )
 tools=${HOPPER_SANITIZE:-memcheck,racecheck,synccheck,initcheck}
 if [ "$tools" = 0 ] || [ "${HOPPER_TESTS:-.}" = "-" ]; then
@@ -150,6 +153,28 @@ else
     done
   done
   say "SANITIZER: $s_runs runs, $s_dirty with errors, a failed test or no summary (logs/sanitize_*.log)"
+fi
+
+# The bug zoo (tests/gpu/bug_zoo.cu): each case alone, plain and under racecheck, synccheck and
+# memcheck, beside the model's verdicts (tools/zoo_sanitizer.sh), into zoo_sanitizer.tsv,
+# zoo_model.tsv and zoo_table.md at the top of OUT_DIR. HOPPER_ZOO=0 skips it, HOPPER_SANITIZE=0
+# leaves the tools out; ZOO_BUDGET (s, 150) bounds it.
+zoo_dir=""
+for t in "${tests[@]}"; do
+  [ "$(basename "$t")" = gpu_bug_zoo ] && [ -x "$t" ] && zoo_dir=$(dirname "$t")
+done
+if [ "${HOPPER_ZOO:-1}" = 0 ] || [ "${HOPPER_TESTS:-.}" = "-" ] || ! [[ gpu_bug_zoo =~ ${HOPPER_TESTS:-.} ]]; then
+  say "ZOO: not run (HOPPER_ZOO=0, or HOPPER_TESTS leaves gpu_bug_zoo out)"
+elif [ -z "$zoo_dir" ]; then
+  say "ZOO: not run, no gpu_bug_zoo built or staged"
+else
+  t0=$(date +%s)
+  zoo_tools=${ZOO_TOOLS-racecheck,synccheck,memcheck}
+  [ "$tools" = 0 ] && zoo_tools=""  # HOPPER_SANITIZE=0: the plain runs only
+  ZOO_TOOLS=$zoo_tools ZOO_LOG_DIR=$logs/zoo "$root/tools/zoo_sanitizer.sh" "$out" "$zoo_dir" \
+    >"$logs/zoo_sanitizer.log" 2>&1
+  say "ZOO: rc=$? $(tail -1 "$logs/zoo_sanitizer.log") ($(( $(date +%s) - t0 )) s)"
+  [ -f "$out/zoo_table.md" ] && tail -2 "$out/zoo_table.md" | while read -r l; do [ -n "$l" ] && say "ZOO $l"; done
 fi
 
 # The PyTorch package (python/): built from this tree with PyTorch's extension tools, its pytest

@@ -11,6 +11,8 @@ cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DHOPPER_BUI
 cmake --build "$build" --parallel "${HOPPER_JOBS:-$(nproc)}"
 rm -rf "$stage" && mkdir -p "$stage/tests" "$stage/bench" "$stage/lib"
 cp "$build"/tests/gpu_* "$stage/tests/"
+# The bug zoo's model verdicts, which tools/zoo_sanitizer.sh sets beside the GPU's.
+[ -x "$build/tests/host_bug_zoo_target" ] && cp "$build/tests/host_bug_zoo_target" "$stage/tests/"
 # The package test's consumer of the installed kernels (built by ctest -R package_full).
 mkdir -p "$stage/package"
 ctest --test-dir "$build" -R '^package_full$' >/dev/null 2>&1 || echo "stage: package_full failed (ctest -R package_full)"
