@@ -30,6 +30,7 @@ struct host_case {
   uint32_t warps_per_group = 4;  // consumer warps per warpgroup
   uint64_t seed = 1;
   mutant m = mutant::none;
+  hopper::model::step_chooser* chooser = nullptr;  // explore_por's, when the case is explored
 
   uint32_t consumer_warps() const { return warpgroups * warps_per_group; }
   uint32_t ctas() const { return clusters * cluster; }
@@ -76,6 +77,7 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
   stream_outcome out;
   hm::run_options o;
   o.seed = c.seed;
+  o.chooser = c.chooser;
   o.step_limit = 20000000;
   hm::world w(o);
   const bool mc = c.multicast && c.cluster > 1;

@@ -54,11 +54,9 @@ struct outcome {
   std::vector<uint8_t> out;
 };
 
-// One run of the 1-D copy (either store path) on the model.
+// One run of the 1-D copy (either store path) on the model, its world made with `o`.
 inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const std::vector<uint8_t>& in,
-                           uint64_t seed) {
-  run_options o;
-  o.seed = seed;
+                           run_options o) {
   o.stack_bytes = 64 * 1024;
   world w(o);
   const uint64_t bytes = in.size();
@@ -109,6 +107,13 @@ inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const s
   }
   r.out.assign(dst.host_data(), dst.host_data() + bytes);
   return r;
+}
+
+inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const std::vector<uint8_t>& in,
+                           uint64_t seed) {
+  run_options o;
+  o.seed = seed;
+  return run_copy_1d(c, in, o);
 }
 
 }  // namespace hopper::kernels::on_model

@@ -126,9 +126,12 @@ void check_slots(uint64_t seed, const buffer& first_out, int runs, int words, ui
   add_counters(cb, r);
 }
 
-// One case, as hazard_lab::run launches it, on the model with scheduler seed `seed`.
-lab_run run_case(lab_case c, const lab_config& k, uint64_t seed) {
-  world w(run_options{seed});
+// One case, as hazard_lab::run launches it, on the model with scheduler seed `seed` (or, under
+// explore_por, the steps `chooser` picks).
+lab_run run_case(lab_case c, const lab_config& k, uint64_t seed, step_chooser* chooser = nullptr) {
+  run_options o{seed};
+  o.chooser = chooser;
+  world w(o);
   lab_run r;
   const int words = k.tile_bytes / 4;
   const size_t tile = size_t(k.tile_bytes);
@@ -348,6 +351,56 @@ TEST(HazardLabModel, ReleaseAcquireThroughMbarrier) {
   expect_flagged_always(lab_case::release_acquire_mbarrier, k, error_kind::raw_hazard, "data", {0, 1},
                         {"(warp 2 lane", "reads the write of task 'thread", "(warp 1 lane", "no synchronisation"});
   expect_planted_fault_counted(lab_case::release_acquire_mbarrier, k);
+}
+
+// Every schedule, up to the order of independent steps (explore_por), of each case with two
+// trials (a reuse), in one CTA (two for the DSMEM copy, a cluster): protected, clean in every
+// class with every trial's data right; unprotected, reported as the hazard its seeds report.
+exploration explore_case(lab_case c, lab_config k, uint64_t& failed_trials, uint64_t max_runs) {
+  k.runs = 2;
+  k.blocks = c == lab_case::raw_proxy_dsmem_copy ? 2 : 1;
+  failed_trials = 0;
+  return explore_por(
+      [&](const run_options& o) {
+        const lab_run r = run_case(c, k, 1, o.chooser);
+        outcome out;
+        out.ok = r.clean;
+        out.kind = r.kind;
+        out.message = r.message;
+        if (r.clean && !o.chooser->ended_early()) failed_trials += r.failures;
+        return out;
+      },
+      max_runs);
+}
+
+TEST(HazardLabModel, EveryScheduleOfEachCase) {
+  struct expected {
+    lab_case c;
+    error_kind kind;
+  };
+  for (const expected& x : {expected{lab_case::raw_proxy_bulk_store, error_kind::raw_hazard},
+                            expected{lab_case::raw_proxy_dsmem_copy, error_kind::raw_hazard},
+                            expected{lab_case::war_refill_before_release, error_kind::war_hazard},
+                            expected{lab_case::war_store_source_reuse, error_kind::war_hazard}}) {
+    lab_config k;
+    k.protect = true;
+    uint64_t failed = 0;
+    const exploration ok = explore_case(x.c, k, failed, 20000);
+    EXPECT_TRUE(ok.complete) << name_of(x.c) << ": " << ok.summary();
+    EXPECT_TRUE(ok.clean()) << name_of(x.c) << ": " << ok.summary();
+    EXPECT_EQ(failed, 0u) << name_of(x.c) << ": failed trials in a clean class";
+    k.protect = false;
+    // Unprotected, a run ends at its report, so the classes are those of the prefixes up to it:
+    // the first 500 runs of the exploration, each reported.
+    const exploration bad = explore_case(x.c, k, failed, 500);
+    EXPECT_EQ(bad.failures, bad.runs) << name_of(x.c) << " unprotected: " << bad.summary();
+    for (const outcome& o : bad.failed) EXPECT_EQ(o.kind, x.kind) << o.message;
+    std::printf(
+        "SUMMARY hazard_model %s: protected clean in all %llu schedule classes; unprotected reported in "
+        "%llu of %llu runs%s\n",
+        name_of(x.c), (unsigned long long)ok.classes(), (unsigned long long)bad.failures, (unsigned long long)bad.runs,
+        bad.complete ? " (every class)" : "");
+  }
 }
 
 }  // namespace

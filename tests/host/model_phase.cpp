@@ -20,12 +20,16 @@ using namespace hopper::model;
 
 namespace {
 
-// Every interleaving must be run (a complete exploration) and clean.
+// Every interleaving must be run (a complete exploration) and clean; and so every class of
+// the partial-order exploration.
 void expect_clean_everywhere(const program& p, uint64_t max_runs = 200000) {
   const exploration e = explore_all(p, max_runs);
   EXPECT_TRUE(e.complete) << "not every interleaving was run in " << e.runs << " runs";
   EXPECT_TRUE(e.clean()) << e.summary();
-  std::printf("    clean in every interleaving: %llu runs\n", (unsigned long long)e.runs);
+  const exploration r = explore_por(p, max_runs);
+  EXPECT_TRUE(r.complete && r.clean()) << r.summary();
+  std::printf("    clean in every interleaving: %llu runs (%llu classes)\n", (unsigned long long)e.runs,
+              (unsigned long long)r.classes());
 }
 
 // Every interleaving must be run, and every one reported as `kind` with `words`.
@@ -38,9 +42,13 @@ void expect_reported_everywhere(const program& p, error_kind kind, const std::ve
     EXPECT_EQ(o.kind, kind) << o.message;
     for (const auto& w : words) EXPECT_NE(o.message.find(w), std::string::npos) << "no '" << w << "' in: " << o.message;
   }
+  const exploration r = explore_por(p, max_runs);
+  EXPECT_TRUE(r.complete) << r.summary();
+  EXPECT_EQ(r.failures, r.classes()) << r.summary();
+  for (const outcome& o : r.failed) EXPECT_EQ(o.kind, kind) << o.message;
   if (!e.failed.empty())
-    std::printf("    reported in all %llu interleavings: %s\n", (unsigned long long)e.runs,
-                e.failed[0].message.c_str());
+    std::printf("    reported in all %llu interleavings (%llu classes): %s\n", (unsigned long long)e.runs,
+                (unsigned long long)r.classes(), e.failed[0].message.c_str());
 }
 
 // A count-1 completion barrier whose single arriver runs ahead of its waiter: the arriver

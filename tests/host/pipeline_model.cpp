@@ -286,3 +286,88 @@ TEST(PipelineModel, TimelineFromTheModel) {
 }
 
 }  // namespace
+
+// Every schedule of the pipeline with two consumer warps (two_warps), up to the order of
+// independent steps (explore_por), in one CTA and in a cluster of 2 with multicast. Each is clean in every class, with
+// every word right, and the exploration completes. Then the mutants: each is reported in the exploration, and the runs
+// it needs to the first report are set beside the seeds a random search needs. Two consumer warps, 2 stages, 3 tiles
+// (the ring wraps), in one CTA or a cluster of 2 with multicast.
+host_case two_warps(uint32_t cluster, mutant m = mutant::none) {
+  host_case c;
+  c.m = m;
+  c.stages = 2;
+  c.tiles = 3;
+  c.warpgroups = 1;
+  c.warps_per_group = 2;
+  c.cluster = cluster;
+  c.multicast = cluster > 1;
+  c.stage_bytes = 64;
+  return c;
+}
+
+// One run of case c under explore_por's chooser; `wrong` counts complete clean runs with wrong words.
+hopper::model::outcome explored(host_case c, const hopper::model::run_options& o, uint64_t* wrong = nullptr) {
+  c.chooser = o.chooser;
+  const stream_outcome s = run_case(c);
+  hopper::model::outcome r;
+  r.ok = !s.reported;
+  r.kind = s.kind;
+  r.message = s.message;
+  if (wrong && r.ok && !o.chooser->ended_early() && s.bad_words) ++*wrong;
+  return r;
+}
+
+TEST(PipelineModel, CleanInEverySchedule) {
+  for (uint32_t cluster : {1u, 2u}) {
+    const host_case c = two_warps(cluster);
+    uint64_t wrong = 0;
+    const hopper::model::exploration e =
+        hopper::model::explore_por([&](const hopper::model::run_options& o) { return explored(c, o, &wrong); }, 20000);
+    EXPECT_TRUE(e.complete) << describe(c) << ": " << e.summary();
+    EXPECT_TRUE(e.clean()) << describe(c) << ": " << e.summary();
+    EXPECT_EQ(wrong, 0u) << describe(c);
+    std::printf("    %s: clean in all %llu schedule classes (%llu runs ended early as redundant)\n",
+                describe(c).c_str(), (unsigned long long)e.classes(), (unsigned long long)e.sleep_blocked);
+  }
+}
+
+TEST(PipelineModel, MutantsFoundByTheExploration) {
+  struct found {
+    mutant m;
+    uint32_t cluster;
+  };
+  for (const found& f :
+       {found{mutant::producer_parity_0, 1}, found{mutant::consumer_parity_1, 1}, found{mutant::skip_release, 1},
+        found{mutant::empty_count_minus_1, 1}, found{mutant::empty_count_plus_1, 1}, found{mutant::bytes_minus_16, 1},
+        found{mutant::bytes_plus_16, 1}, found{mutant::no_drain, 2}, found{mutant::release_before_read, 1},
+        found{mutant::relaxed_release, 1}}) {
+    const host_case c = two_warps(f.cluster, f.m);
+    // Runs of the exploration to the first report.
+    uint64_t por_runs = 0;
+    bool reported = false;
+    {
+      hopper::model::por_search search;
+      hopper::model::run_options o;
+      o.chooser = &search;
+      bool more = true;
+      while (more && !reported && por_runs < 20000) {
+        search.start_run();
+        reported = !explored(c, o).ok;
+        ++por_runs;
+        search.end_run();
+        more = search.next();
+      }
+      ASSERT_TRUE(reported) << describe(c) << ": no class of the exploration reports the mutant";
+    }
+    // Seeds of a random search to the first report (at most 1000).
+    uint64_t seeds = 0;
+    for (uint64_t s = 1; s <= 1000; ++s) {
+      host_case k = c;
+      k.seed = s;
+      seeds = s;
+      if (run_case(k).reported) break;
+    }
+    std::printf("    %-22s first reported in run %llu of the exploration, at seed %llu of a random search\n", name(f.m),
+                (unsigned long long)por_runs, (unsigned long long)seeds);
+  }
+}

@@ -31,7 +31,7 @@ using sem = ::hopper::ptx::sem;
 class barrier {
  public:
   barrier(scheduler& s, int id, std::string name, int cta)
-      : s_(s), id_(id), cta_(cta), key_(s.new_key()), st_(std::move(name)) {
+      : s_(s), id_(id), cta_(cta), key_(s.new_key()), obj_(s.new_objects()), st_(std::move(name)) {
     st_.set_owner("CTA " + std::to_string(cta));
   }
   barrier(const barrier&) = delete;
@@ -46,6 +46,7 @@ class barrier {
   // mbarrier.init.shared::cta.b64 [addr], count
   void init(uint32_t count) {
     const int t = enter("mbarrier.init", false);
+    s_.touch(obj_, access::write);
     if (s_.task_cta(t) != cta_) st_.fail("mbarrier.init", s_.where_at(t) + " initialises a barrier of another CTA");
     st_.init(count);
     s_.notify(key_);
@@ -130,6 +131,7 @@ class barrier {
   // copy's own memory operations); see clock.hpp.
   uint64_t complete_tx_from_async(uint32_t bytes, int issuer, const hb_clock& issued_at, const std::string& copy) {
     const char* op = "mbarrier.complete_tx (copy engine)";
+    s_.touch(scheduler::cta_object(cta_), access::read);
     if (s_.cta_exited(cta_))
       st_.fail(op, copy + " completes bytes on a barrier whose CTA " + std::to_string(cta_) + " has exited");
     if (!st_.valid())
@@ -165,16 +167,17 @@ class barrier {
   // The loop every kernel writes around try_wait.parity: blocks the task.
   // Its own polls fail spuriously only in random runs (exploring them would never end).
   void wait(uint32_t parity, sem m = sem::acquire) {
-    while (!poll(parity, m, kTryWait, true, false, true)) {
+    while (!poll(parity, m, kTryWait, true, false, true, true)) {
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
                      [this, parity] { return waiting_on(parity); }, key_);
     }
   }
   // mbarrier.test_wait.acquire.cta.shared::cta.b64 done, [addr], state
-  bool test_wait(const mbarrier_token& tok) {
+  bool test_wait(const mbarrier_token& tok, bool blocking = false) {
     const int t = enter("mbarrier.test_wait", true);
     const bool r = st_.test_wait_token(tok);
+    if (!blocking || r) s_.touch(obj_, blocking ? access::acquire : access::read);
     if (r) {
       acquire(t);
       last_wait_[t] = int64_t(tok.phase);
@@ -182,7 +185,7 @@ class barrier {
     return r;
   }
   void wait(const mbarrier_token& tok) {
-    while (!test_wait(tok)) {
+    while (!test_wait(tok, true)) {
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph] { return !st_.valid() || st_.phase() != ph; },
                      [this, tok] {
@@ -197,7 +200,7 @@ class barrier {
     enter("mbarrier.try_wait.parity", false);
     st_.check_wait_phase(k);
     const uint32_t parity = uint32_t(k & 1);
-    while (!poll(parity, sem::acquire, kTryWait, true, false, false)) {
+    while (!poll(parity, sem::acquire, kTryWait, true, false, false, true)) {
       st_.check_wait_phase(k);
       const uint64_t ph = st_.phase();
       s_.block_until([this, ph, parity] { return !st_.valid() || st_.phase() != ph || st_.test_wait_parity(parity); },
@@ -216,6 +219,7 @@ class barrier {
   // mbarrier.inval.shared::cta.b64 [addr]
   void inval() {
     enter("mbarrier.inval", true);
+    s_.touch(obj_, access::write);
     s_.tick();
     st_.inval();
     s_.notify(key_);
@@ -256,11 +260,18 @@ class barrier {
   // does). `history`: the task's history says which phase it waits for (check_wait_history);
   // false where the program names the phase itself (wait_phase).
   static constexpr const char* kTryWait = "mbarrier.try_wait.parity";
-  bool poll(uint32_t parity, sem m, const char* op, bool may_fail, bool program_call, bool history) {
+  // `blocking`: the poll of a wait loop (a failure only blocks the task; see access::acquire).
+  bool poll(uint32_t parity, sem m, const char* op, bool may_fail, bool program_call, bool history,
+            bool blocking = false) {
     check_sem(op, m, sem::acquire);
+    s_.about_to_poll(obj_ * 2 + parity);
     const int t = enter(op, true);
     const bool complete = st_.test_wait_parity(parity);
     const bool r = complete && !(may_fail && s_.spurious(program_call));
+    if (r)
+      s_.touch(obj_, blocking ? access::acquire : access::read);
+    else if (!blocking)
+      s_.failed_poll(obj_, obj_ * 2 + parity);
     if (r) {
       acquire(t, m);
       if (history) check_wait_history(t, parity, int64_t(st_.phase()) - 1);
@@ -293,6 +304,8 @@ class barrier {
     return t;
   }
   void check_use(int t, const char* op) const {
+    // Whether the CTA has exited: only a peer CTA's thread can find it so.
+    if (s_.task_cta(t) != cta_) s_.touch(scheduler::cta_object(cta_), access::read);
     if (s_.cta_exited(cta_))
       st_.fail(op, s_.where_at(t) + " uses a barrier whose CTA " + std::to_string(cta_) + " has exited");
     if (!st_.valid()) st_.fail(op, s_.where_at(t) + " uses a barrier that is not initialised (or was invalidated)");
@@ -395,10 +408,21 @@ class barrier {
   }
   static uint32_t parity_of(int64_t phase) { return uint32_t(phase & 1); }  // phase -1 has parity 1
 
+  // Every change of the state: an update for partial-order reduction (see access) when the
+  // phase keeps pending arrivals and the tx-count stays far inside its range (so that no order
+  // of such changes completes the phase or overflows), else a write.
   template <class F>
   void changing(const char*, F&& f) {
     const uint64_t before = st_.phase();
+    const int64_t tx_before = st_.tx_count();
     f();
+    if (s_.tracking()) {
+      constexpr int64_t far = int64_t(1) << 18;
+      const int64_t tx = st_.tx_count(), delta = tx - tx_before;
+      const bool update =
+          st_.phase() == before && st_.pending() > 0 && tx <= far && tx >= -far && delta <= far && delta >= -far;
+      s_.touch(obj_, update ? access::update : access::write);
+    }
     if (st_.phase() != before) {
       completed_.join(current_);
       completed_.learn(id_, st_.phase());
@@ -422,7 +446,8 @@ class barrier {
   scheduler& s_;
   int id_;
   int cta_;
-  int key_;  // notified when the phase moves or the barrier is (in)validated: wakes its waiters
+  int key_;       // notified when the phase moves or the barrier is (in)validated: wakes its waiters
+  uint64_t obj_;  // its object for partial-order reduction (scheduler::touch)
   mbarrier_state st_;
   int init_task_ = -1;
   src_loc init_loc_;

@@ -1,8 +1,9 @@
 // Running a program under many schedules: a range of seeds (random interleavings, spurious
-// try_wait failures), or every interleaving of a small program (stateless model checking:
+// try_wait failures), every interleaving of a small program (stateless model checking:
 // replay a prefix of choices, then take the next unexplored alternative; a program's own
 // try_wait on a completed phase is also a choice, succeed or fail spuriously, a bounded number
-// of times per run: run_options::explore_spurious_failures).
+// of times per run: run_options::explore_spurious_failures), or every schedule up to the order
+// of independent steps (explore_por: source sets and sleep sets, Abdulla et al. 2014).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hopper/model/por.hpp"
 #include "hopper/model/world.hpp"
 
 namespace hopper::model {
@@ -19,6 +21,7 @@ using program = std::function<void(world&)>;
 
 struct outcome {
   bool ok = true;
+  bool sleep_blocked = false;  // explore_por: the run was redundant and ended early
   uint64_t seed = 0;
   error_kind kind = error_kind::api_misuse;
   std::string message;
@@ -40,6 +43,7 @@ inline outcome run_once(const program& p, run_options o, const std::vector<size_
     r.message = e.what();
   }
   r.steps = w.steps();
+  r.sleep_blocked = w.sleep_blocked();
   if (choices) *choices = w.choices_made();
   return r;
 }
@@ -47,12 +51,16 @@ inline outcome run_once(const program& p, run_options o, const std::vector<size_
 struct exploration {
   uint64_t runs = 0;
   uint64_t failures = 0;
-  bool complete = false;        // explore_all: every interleaving was run
+  bool complete = false;        // explore_all / explore_por: every interleaving (class) was run
+  uint64_t sleep_blocked = 0;   // explore_por: runs ended early as redundant (not a class)
   std::vector<outcome> failed;  // the first few failing runs, with their seeds
   bool clean() const { return failures == 0; }
+  // explore_por: the schedule classes (orders of dependent steps) run to their end or report.
+  uint64_t classes() const { return runs - sleep_blocked; }
   std::string summary() const {
     std::ostringstream o;
     o << runs << " runs, " << failures << " failing";
+    if (sleep_blocked) o << ", " << sleep_blocked << " redundant";
     if (!failed.empty()) o << "; first (seed " << failed[0].seed << "): " << failed[0].message;
     return o.str();
   }
@@ -99,6 +107,41 @@ inline exploration explore_all(const program& p, uint64_t max_runs, run_options 
     prefix.push_back(made[size_t(i)].first + 1);
   }
   return e;
+}
+
+// A run that makes its own world (or several: the first made with the given options is the
+// one explored) and reports what the model reported, or what the run found wrong.
+using runner = std::function<outcome(const run_options&)>;
+
+// Every schedule up to the order of independent steps (steps that touch no common object, or
+// only read or update it: scheduler.hpp, access), up to max_runs runs: e.complete says whether
+// every class was run, e.classes() how many. A bug that some schedule shows is reported in at
+// least one class; a program clean here is clean in every schedule of the model.
+inline exploration explore_por(const runner& run, uint64_t max_runs, run_options base = {}) {
+  exploration e;
+  por_search search;
+  base.chooser = &search;
+  while (e.runs < max_runs) {
+    search.start_run();
+    outcome r = run(base);
+    r.seed = e.runs;  // the run's index in the exploration
+    r.sleep_blocked = search.blocked();
+    ++e.runs;
+    if (r.sleep_blocked) ++e.sleep_blocked;
+    if (!r.ok) {
+      ++e.failures;
+      if (e.failed.size() < 4) e.failed.push_back(r);
+    }
+    search.end_run();
+    if (!search.next()) {
+      e.complete = true;
+      break;
+    }
+  }
+  return e;
+}
+inline exploration explore_por(const program& p, uint64_t max_runs, run_options base = {}) {
+  return explore_por([&p](const run_options& o) { return run_once(p, o); }, max_runs, base);
 }
 
 }  // namespace hopper::model

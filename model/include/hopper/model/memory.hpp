@@ -91,6 +91,7 @@ class buffer {
                         std::to_string(stage_bytes) + " bytes");
     data_.resize(stages * stage_bytes);
     chunks_.resize((data_.size() + granule - 1) / granule);
+    obj_ = s.new_objects((data_.size() + 3) / 4);
   }
   buffer(const buffer&) = delete;
   buffer& operator=(const buffer&) = delete;
@@ -116,6 +117,7 @@ class buffer {
     const int t = s_.current();
     if (loc.known()) s_.at(loc);
     range("st (generic write)", offset, n);
+    touch(offset, n, access::write);
     each(offset, n, [&](size_t c, mask_t m) { check_write(t, c, m, s_.clock(t), "generic write", false); });
     const uint64_t now = s_.tick();
     each(offset, n, [&](size_t c, mask_t m) {
@@ -135,6 +137,7 @@ class buffer {
     const int t = s_.current();
     if (loc.known()) s_.at(loc);
     range("ld (generic read)", offset, n);
+    touch(offset, n, access::read);
     each(offset, n, [&](size_t c, mask_t m) { check_generic_read(t, c, m); });
     const uint64_t now = s_.tick();
     each(offset, n, [&](size_t c, mask_t m) { note_read(chunks_[c], t, now, m, s_.loc(t)); });
@@ -166,6 +169,7 @@ class buffer {
     s_.yield();
     const size_t offset = index * sizeof(T);
     range("atom.add", offset, sizeof(T));
+    touch(offset, sizeof(T), access::write);
     each(offset, sizeof(T), [&](size_t c, mask_t m) {
       if (chunks_[c].inflight)
         raw(c, m,
@@ -188,6 +192,7 @@ class buffer {
   // through a fence.proxy.async of its writer (cross-proxy WAW).
   void async_write_begin(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n) {
     range(op->what.c_str(), offset, n);
+    touch(offset, n, access::write);
     each(offset, n, [&](size_t ch, mask_t m) { check_write(op->issuer, ch, m, c, op->what, true); });
     each(offset, n, [&](size_t ch, mask_t m) {
       chunks_[ch].inflight = op;
@@ -199,6 +204,7 @@ class buffer {
   // is the barrier's own name string, kept by reference.
   void async_write_land(const std::shared_ptr<bulk_op>& op, size_t offset, const uint8_t* src, size_t n, int bar,
                         const std::string& bar_name, uint64_t phase) {
+    touch(offset, n, access::write);
     each(offset, n, [&](size_t ch, mask_t m) {
       chunk& k = chunks_[ch];
       if (k.inflight == op) k.inflight.reset();
@@ -217,6 +223,7 @@ class buffer {
   // stays in flight until the issuer's wait_group.read (bulk stores).
   void async_read(const std::shared_ptr<bulk_op>& op, const hb_clock& c, size_t offset, size_t n, bool track) {
     range(op->what.c_str(), offset, n);
+    touch(offset, n, access::read);
     each(offset, n, [&](size_t ch, mask_t m) {
       chunk& k = chunks_[ch];
       if (k.inflight) raw(ch, m, op->what + " reads it while " + k.inflight->what + " into it is in flight");
@@ -255,6 +262,7 @@ class buffer {
     });
   }
   void snapshot(size_t offset, size_t n, std::vector<uint8_t>& out) const {
+    touch(offset, n, access::read);
     out.assign(data_.begin() + long(offset), data_.begin() + long(offset + n));
   }
 
@@ -288,6 +296,12 @@ class buffer {
     std::vector<std::shared_ptr<bulk_op>> async_reads;  // bulk stores and wgmma reading here
   };
 
+  // Its 4-byte words in [off, off+n) as touched by the current step (partial-order reduction):
+  // lanes that update their own words do not depend on each other.
+  void touch(size_t off, size_t n, access how) const {
+    if (!s_.tracking() || n == 0) return;
+    for (size_t w = off / 4; w * 4 < off + n; ++w) s_.touch(obj_ + w, how);
+  }
   // f(granule, mask of the bytes of [off, off+n) in it) for every granule the range touches.
   template <class F>
   void each(size_t off, size_t n, F&& f) {
@@ -483,6 +497,7 @@ class buffer {
 
   scheduler& s_;
   const proxy_fences& fences_;
+  uint64_t obj_ = 0;  // the object of its word 0 (the others follow)
   int id_;
   std::string name_;
   space space_;

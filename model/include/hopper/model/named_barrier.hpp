@@ -15,7 +15,7 @@ namespace hopper::model {
 class named_barrier {
  public:
   named_barrier(scheduler& s, std::string name, unsigned count)
-      : s_(s), name_(std::move(name)), count_(count), key_(s.new_key()) {
+      : s_(s), name_(std::move(name)), count_(count), key_(s.new_key()), obj_(s.new_objects()) {
     if (count == 0) scheduler::misuse("named barrier '" + name_ + "' with a count of 0");
   }
   named_barrier(const named_barrier&) = delete;
@@ -35,6 +35,7 @@ class named_barrier {
     s_.tick();
     gathering_.join(s_.clock(t));
     const uint64_t gen = generation_;
+    s_.touch(obj_, arrived_ + 1 == count_ ? access::write : access::update);
     if (++arrived_ == count_) {
       if (last) last();
       released_[generation_] = gathering_;
@@ -56,6 +57,7 @@ class named_barrier {
                               std::to_string(arrived_) + " of " + std::to_string(count_) + " arrived)";
                      },
                      key_);
+    s_.touch(obj_, access::acquire);
     s_.clock(t).join(released_[gen]);
     s_.record("bar.wait", name_, "generation " + std::to_string(gen));
   }
@@ -66,7 +68,8 @@ class named_barrier {
   scheduler& s_;
   std::string name_;
   unsigned count_;
-  int key_;  // notified when a generation completes
+  int key_;       // notified when a generation completes
+  uint64_t obj_;  // its object for partial-order reduction (scheduler::touch)
   unsigned arrived_ = 0;
   uint64_t generation_ = 0;
   hb_clock gathering_;

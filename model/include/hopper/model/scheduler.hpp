@@ -35,6 +35,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -47,6 +48,47 @@
 #include "hopper/model/source_location.hpp"
 
 namespace hopper::model {
+
+// ---- partial-order reduction (explore_por, explore.hpp) -------------------------------------
+// What one step touched: an object (a barrier, a named barrier, a 4-byte word of a buffer, a
+// task's bulk groups, a CTA's setup and exit) and how. Two steps of different processes are
+// dependent when they touch one object and one of them writes it. A read leaves the object as it
+// was; an update changes it so that two updates in either order, and a read before or after one,
+// give the same results: an arrival (or a tx-count change) that leaves its phase with pending
+// arrivals, which no wait can tell from none (the model's arrive token is the phase), or a
+// thread exiting while its CTA still runs. Whatever completes a phase, a meeting or a CTA, or
+// initialises or creates an object, writes it. An acquire is what a blocking wait does once its
+// condition holds: it reads what the write it waited for made, and in the other order it would
+// only block until that write (a failed poll of a blocking wait touches nothing).
+//
+// An update and the write after it (the completion of its phase) are ordered, never reversed:
+// in the other order the same arrivals complete it and the state is the same. So are a write and
+// an acquire after it.
+enum class access : uint8_t { read, update, acquire, write };
+struct touch_rec {
+  uint64_t obj;
+  access how;
+};
+inline bool conflict(access a, access b) { return a == access::write || b == access::write; }
+
+// Who picks the next step when a program is explored with partial-order reduction: the
+// processes are the tasks (their ids) and the copy engine's actions (ids the chooser gives).
+class step_chooser {
+ public:
+  virtual ~step_chooser() = default;
+  // The process to run among `procs` (enabled, in a fixed order): its index, or procs.size()
+  // when every one of them is asleep (the run ends as redundant).
+  virtual size_t pick(const std::vector<uint64_t>& procs) = 0;
+  // A choice of one of n values inside the running step (a spurious try_wait failure).
+  virtual size_t value(size_t n) = 0;
+  // The step of `proc` is over; `touched` is what it touched; `spun`: it only polled in a spin
+  // loop and found nothing (it only read, and it polls the same again next).
+  virtual void stepped(uint64_t proc, const std::vector<touch_rec>& touched, bool spun) = 0;
+  // The id of the `nth` action posted by process `parent` (stable across runs).
+  virtual uint64_t agent(uint64_t parent, uint64_t nth) = 0;
+  // Whether the run ended early, every enabled step asleep (its results are partial).
+  virtual bool ended_early() const = 0;
+};
 
 struct run_options {
   uint64_t seed = 1;                    // drives every choice of a random run
@@ -64,6 +106,8 @@ struct run_options {
   // Threads one world may run (every thread is a task with its own stack); a launch beyond it is
   // rejected by name rather than exhausting the host's memory.
   uint32_t max_threads = 16384;
+  // explore_por: who picks the steps of a world made with these options (null: the seed does).
+  step_chooser* chooser = nullptr;
 };
 
 // Throws model_error(api_misuse) naming a run_options field outside what the model can run.
@@ -77,6 +121,7 @@ inline void validate(const run_options& o) {
     bad("spurious_fail_percent = " + std::to_string(o.spurious_fail_percent) + " is outside 0..100");
   if (o.max_threads < 1 || o.max_threads > (1u << 20))
     bad("max_threads = " + std::to_string(o.max_threads) + " is outside 1..2^20");
+  if (o.chooser && o.slow_cta >= 0) bad("slow_cta = " + std::to_string(o.slow_cta) + " with a step chooser");
 }
 
 struct trace_event {
@@ -89,12 +134,52 @@ struct trace_event {
 };
 
 namespace detail {
-struct task_abort {};  // unwinds a task's stack when the run stops on a report
+struct task_abort {};     // unwinds a task's stack when the run stops on a report
+struct sleep_blocked {};  // ends a run whose every enabled step is asleep (explore_por)
 }  // namespace detail
 
 class scheduler {
  public:
-  explicit scheduler(run_options o = {}) : opt_(o), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1) { validate(o); }
+  explicit scheduler(run_options o = {}) : opt_(o), rng_(o.seed * 0x9E3779B97F4A7C15ull + 1), chooser_(o.chooser) {
+    validate(o);
+  }
+
+  // Whether the run ended because every enabled step was asleep (explore_por).
+  bool sleep_blocked() const { return blocked_; }
+
+  // ---- footprints of steps (explore_por) ----------------------------------------------------
+  // Object ids, fixed by the program's order of creation: n consecutive ones.
+  uint64_t new_objects(uint64_t n = 1) {
+    const uint64_t b = next_object_;
+    next_object_ += n;
+    return b;
+  }
+  // The object of CTA c's exit (a thread's exit updates it, the last one writes it).
+  static uint64_t cta_object(int c) { return (uint64_t(1) << 62) + uint64_t(c); }
+  // The object of CTA c's setup: its shared objects and buffers, made on first use, as a peer CTA
+  // finds them (its own threads find them made, whoever made them: no step of theirs reads it).
+  static uint64_t setup_object(int c) { return (uint64_t(1) << 62) + (uint64_t(1) << 40) + uint64_t(c); }
+  // The object of warpgroup wg of CTA c's tensor core (fixed, whichever thread meets first).
+  static uint64_t wgmma_object(int c, uint32_t wg) {
+    return (uint64_t(1) << 62) + (uint64_t(2) << 40) + uint64_t(c) * 64 + wg;
+  }
+  // The bulk groups of task t (its wait_group and the copy engine's retirements).
+  static uint64_t groups_object(int t) { return (uint64_t(1) << 61) + uint64_t(t); }
+  bool tracking() const { return chooser_ != nullptr; }
+  void touch(uint64_t obj, access how) {
+    if (chooser_) footprint_.push_back({obj, how});
+  }
+  // A poll of object `obj` (its `key`: the object and what it polls for) by the program found
+  // nothing: a read, unless the task's next operation polls the same key at the same call site
+  // (a spin loop: in another order the loop would only spin more or less; see access::acquire).
+  void failed_poll(uint64_t obj, uint64_t key) {
+    if (!chooser_ || current_ < 0) return;
+    failed_ = {true, obj, key, tasks_[size_t(current_)]->loc};
+  }
+  // The current task is about to poll `key` (before its scheduling point).
+  void about_to_poll(uint64_t key) {
+    if (chooser_) next_poll_ = key;
+  }
   virtual ~scheduler() = default;
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
@@ -124,6 +209,7 @@ class scheduler {
     if (ran_) misuse("run() called twice on one program (make a fresh world per run)");
     running_ = ran_ = true;
     for (auto& t : tasks_) ready_set_.push_back(t->id);
+    std::vector<uint64_t> procs;
     try {
       for (;;) {
         wake();
@@ -150,7 +236,21 @@ class scheduler {
             }))
           report_deadlock(true);
         if (++steps_ > opt_.step_limit) report_step_limit();
-        const size_t k = choose(n);
+        size_t k;
+        if (chooser_) {
+          procs.clear();
+          for (int id : ready_) procs.push_back(uint64_t(id));
+          for (const agent& a : agents_) procs.push_back(a.proc);
+          k = chooser_->pick(procs);
+          if (k >= n) throw detail::sleep_blocked{};
+          step_proc_ = procs[k];
+          footprint_.clear();
+          failed_.pending = false;
+          next_poll_ = ~uint64_t(0);
+          in_step_ = true;
+        } else {
+          k = choose(n);
+        }
         if (k < ready_.size()) {
           const int id = ready_[k];
           ready_set_.erase(std::lower_bound(ready_set_.begin(), ready_set_.end(), id));
@@ -162,8 +262,15 @@ class scheduler {
           ++events_;
           action.run();
         }
+        end_step();
       }
+    } catch (const detail::sleep_blocked&) {
+      abort_all();
+      running_ = false;
+      blocked_ = true;
+      return;
     } catch (...) {
+      end_step();
       abort_all();
       running_ = false;
       throw;
@@ -280,13 +387,23 @@ class scheduler {
 
   // Work of an asynchronous agent (the copy engine): runs later, at a point the scheduler picks.
   void post_async(std::string what, std::function<void()> action) {
-    agents_.push_back(agent{std::move(what), std::move(action)});
+    uint64_t proc = 0;
+    if (chooser_) {
+      const uint64_t parent = current_ >= 0 ? uint64_t(current_) : step_proc_;
+      proc = chooser_->agent(parent, posts_[parent]++);
+    }
+    agents_.push_back(agent{std::move(what), std::move(action), proc});
   }
   size_t pending_async() const { return agents_.size(); }
 
   // A choice among n alternatives: seeded in a random run, replayed while exploring.
   size_t choose(size_t n) {
     if (n <= 1) return 0;
+    if (chooser_) {
+      const size_t v = chooser_->value(n);
+      if (v >= n) misuse("a chosen value " + std::to_string(v) + " of " + std::to_string(n));
+      return v;
+    }
     size_t k;
     if (pos_ < replay_.size()) {
       k = replay_[pos_];
@@ -308,7 +425,7 @@ class scheduler {
   // never fail there (a failure that is retried at once would make the tree infinite).
   bool spurious(bool choice_point) {
     if (opt_.spurious_fail_percent == 0) return false;
-    if (!exhaustive_) return next_random() % 100 < opt_.spurious_fail_percent;
+    if (!exhaustive_ && !chooser_) return next_random() % 100 < opt_.spurious_fail_percent;
     if (!choice_point || spurious_used_ >= opt_.explore_spurious_failures) return false;
     const bool fail = choose(2) == 1;
     spurious_used_ += fail;
@@ -434,8 +551,25 @@ class scheduler {
   struct agent {
     std::string what;
     std::function<void()> action;
+    uint64_t proc = 0;  // its process id under a step_chooser
     void run() { action(); }
   };
+
+  void end_step() {
+    if (!in_step_) return;
+    in_step_ = false;
+    bool spin = false;
+    if (failed_.pending) {
+      spin = current_ < 0 && step_proc_ < tasks_.size() && next_poll_ == failed_.key &&
+             slots_[size_t(step_proc_)].status == state::ready &&
+             same_site(tasks_[size_t(step_proc_)]->loc, failed_.loc);
+      if (!spin) footprint_.push_back({failed_.obj, access::read});
+      failed_.pending = false;
+    }
+    chooser_->stepped(step_proc_, footprint_,
+                      spin && std::all_of(footprint_.begin(), footprint_.end(),
+                                          [](const touch_rec& r) { return r.how == access::read; }));
+  }
 
   static void entry(unsigned lo, unsigned hi) {
     auto* self = reinterpret_cast<scheduler*>((uintptr_t(hi) << 32) | uintptr_t(lo));
@@ -573,9 +707,11 @@ class scheduler {
   void on_task_done(task& t) {
     ++events_;
     if (opt_.trace) trace_.push_back({steps_, t.id, t.cta, "exit", t.name, ""});
+    bool last = true;
     for (auto& o : tasks_)
-      if (o->cta == t.cta && slots_[size_t(o->id)].status != state::done) return;
-    exited_.insert(t.cta);
+      if (o->cta == t.cta && slots_[size_t(o->id)].status != state::done) last = false;
+    touch(cta_object(t.cta), last ? access::write : access::update);
+    if (last) exited_.insert(t.cta);
   }
 
   size_t live_tasks() const {
@@ -700,6 +836,22 @@ class scheduler {
   unsigned spurious_used_ = 0;  // spurious failures chosen in this exhaustive run
   std::vector<std::pair<size_t, size_t>> made_;
   std::vector<trace_event> trace_;
+  step_chooser* chooser_ = nullptr;
+  bool in_step_ = false, blocked_ = false;
+  uint64_t step_proc_ = 0;              // the process of the step in progress
+  std::vector<touch_rec> footprint_;    // what it touched so far
+  std::map<uint64_t, uint64_t> posts_;  // per process: actions it posted so far
+  struct failed_poll_rec {
+    bool pending = false;
+    uint64_t obj = 0, key = 0;
+    src_loc loc;
+  } failed_;                           // the step's failed poll (see failed_poll)
+  uint64_t next_poll_ = ~uint64_t(0);  // the poll the task is about to make (see about_to_poll)
+  // Two known call sites that are one (an unknown site is no spin loop's).
+  static bool same_site(const src_loc& a, const src_loc& b) {
+    return a.known() && a.file == b.file && a.line == b.line;
+  }
+  uint64_t next_object_ = 1;
   struct relaxed_arrive {
     int task;
     std::string bar;

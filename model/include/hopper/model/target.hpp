@@ -187,6 +187,7 @@ class launch_state {
     auto& objs = ctas_.at(c).objects;
     auto it = objs.find(name);
     if (it == objs.end()) {
+      w_.touch(scheduler::setup_object(int(c)), access::write);
       auto p = std::make_shared<T>();
       object o{std::static_pointer_cast<void>(p), sizeof(T), &typeid(T)};
       it = objs.emplace(name, o).first;
@@ -199,6 +200,7 @@ class launch_state {
   buffer& shared_buffer(uint32_t c, const std::string& name, size_t stages, size_t stage_bytes) {
     auto& bufs = ctas_.at(c).buffers;
     auto it = bufs.find(name);
+    if (it == bufs.end()) w_.touch(scheduler::setup_object(int(c)), access::write);
     if (it == bufs.end()) it = bufs.emplace(name, &w_.make_shared(name, stages, stage_bytes, int(c))).first;
     buffer& b = *it->second;
     if (b.stages() != stages || b.stage_bytes() != stage_bytes)
@@ -211,6 +213,7 @@ class launch_state {
   buffer& peer_buffer(const buffer& b, uint32_t c) {
     auto& bufs = ctas_.at(c).buffers;
     auto it = bufs.find(b.name());
+    w_.touch(scheduler::setup_object(int(c)), access::read);
     if (it == bufs.end())
       throw model_error(error_kind::undefined_behavior, "shared buffer '" + b.name() + "' has no counterpart in CTA " +
                                                             std::to_string(c) + " (mapa to a CTA that never made it)");
@@ -224,6 +227,7 @@ class launch_state {
       if (at < base || at >= base + o.bytes) continue;
       auto& peer = ctas_.at(to).objects;
       auto it = peer.find(name);
+      w_.touch(scheduler::setup_object(int(to)), access::read);
       if (it == peer.end())
         throw model_error(error_kind::undefined_behavior,
                           "shared object '" + name + "' has no counterpart in CTA " + std::to_string(to));
@@ -384,6 +388,7 @@ class target {
   void mbarrier_init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0,
                      src_loc loc = src_loc::current()) const {
     w().at(loc);
+    w().touch(scheduler::setup_object(int(cta_)), access::read);
     if (!b.b) {
       std::string n = name ? std::string(name) + "[" + std::to_string(index) + "]" : std::string("mbarrier");
       b.b = &w().make_barrier(n, int(cta_));
@@ -844,6 +849,7 @@ class target {
   std::string who() const { return w().where_at(w().current()); }
 
   barrier& bar(barrier_type& b, const char* op) const {
+    w().touch(scheduler::setup_object(int(cta_)), access::read);  // b.b is set by the first init
     if (!b.b)
       throw model_error(error_kind::undefined_behavior, std::string(op) + " by " + who() + " on a barrier of CTA " +
                                                             std::to_string(cta_) +

@@ -224,6 +224,8 @@ class wgmma_warpgroup {
   template <class Last>
   void meet(world& w, uint32_t t, const std::string& op, slot s, Last&& last) {
     w.yield();
+    const uint64_t obj = scheduler::wgmma_object(cta_, wg_);
+    w.touch(obj, arrived_ + 1 == threads ? access::write : access::update);
     s.task = w.current();
     if (arrived_ == 0) {
       at_ = op;
@@ -252,6 +254,7 @@ class wgmma_warpgroup {
                            " of 128 threads arrived; .sync.aligned: every thread of the warpgroup must execute it)";
                   },
                   key_);
+    w.touch(scheduler::wgmma_object(cta_, wg_), access::acquire);
   }
 
   // One operand: the bf16 values of its (mn, k), mn < rows, k < 16, read through the descriptor.

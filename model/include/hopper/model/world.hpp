@@ -60,6 +60,7 @@ class world : public scheduler {
 
   barrier& make_barrier(std::string name, int cta = 0) {
     if (cta < 0) misuse("barrier '" + name + "' in CTA " + std::to_string(cta));
+    made_in(cta);
     barriers_.push_back(std::make_unique<barrier>(*this, int(barriers_.size()), std::move(name), cta));
     return *barriers_.back();
   }
@@ -174,9 +175,11 @@ class world : public scheduler {
       auto data = std::make_shared<std::vector<uint8_t>>();
       src.snapshot(src_off, bytes, *data);
       op->read_done = true;
-      post_async("write of " + op->what, [op, &dst, dst_off, bytes, data] {
+      touch(groups_object(op->issuer), access::write);
+      post_async("write of " + op->what, [this, op, &dst, dst_off, bytes, data] {
         dst.async_write_land(op, dst_off, data->data(), bytes, -1, "", 0);
         op->write_done = true;
+        touch(groups_object(op->issuer), access::write);
       });
     });
   }
@@ -213,7 +216,8 @@ class world : public scheduler {
       for (size_t o = 0; o < bytes; o += 16)
         std::copy_n(image.begin() + long(hopper::swizzle_offset(v.sw, uint32_t(o))), 16, box->begin() + long(o));
       op->read_done = true;
-      post_async("write of " + op->what, [op, v, coords, box] {
+      touch(groups_object(op->issuer), access::write);
+      post_async("write of " + op->what, [this, op, v, coords, box] {
         for_each_box_row(
             v, coords,
             [&](size_t g, size_t at_box, size_t n) {
@@ -221,6 +225,7 @@ class world : public scheduler {
             },
             true);
         op->write_done = true;
+        touch(groups_object(op->issuer), access::write);
       });
     });
   }
@@ -295,6 +300,7 @@ class world : public scheduler {
         return std::string(read_only ? "cp.async.bulk.wait_group.read " : "cp.async.bulk.wait_group ") +
                std::to_string(n) + " of " + where_at(t);
       });
+    touch(groups_object(t), access::acquire);
     // Groups retired for reading only stay listed until a full wait retires their writes.
     auto& g = groups(t);
     const uint64_t now = tick();
@@ -447,6 +453,7 @@ class world : public scheduler {
       if (tg.dst->cta() != tg.bar->cta())
         misuse(name + " into '" + tg.dst->name() + "' of CTA " + std::to_string(tg.dst->cta()) +
                " signalling barrier '" + tg.bar->name() + "' of CTA " + std::to_string(tg.bar->cta()));
+      if (!in_task() || task_cta(current()) != tg.dst->cta()) touch(cta_object(tg.dst->cta()), access::read);
       if (cta_exited(tg.dst->cta()))
         tg.bar->state().fail(name, "copy into CTA " + std::to_string(tg.dst->cta()) + ", which has exited");
     }
@@ -466,12 +473,19 @@ class world : public scheduler {
       const std::string engine = std::string(name) + " (copy engine)";
       post_async("landing of " + op->what, [this, op, c, dst, bar, dst_off, bytes, image, engine] {
         const std::vector<uint8_t> data = image();
+        touch(cta_object(dst->cta()), access::read);
         if (cta_exited(dst->cta()))
           bar->state().fail(engine, op->what + " lands in CTA " + std::to_string(dst->cta()) + ", which has exited");
         dst->async_write_land(op, dst_off, data.data(), bytes, bar->id(), bar->name(), bar->state().phase());
         bar->complete_tx_from_async(uint32_t(bytes), op->issuer, c, op->what);
       });
     }
+  }
+
+  // A barrier made while the program runs (by the mbarrier.init of its slot) changes what the
+  // CTA's slots hold.
+  void made_in(int cta) {
+    if (in_task()) touch(setup_object(cta), access::write);
   }
 
   proxy_fences fences_;
