@@ -129,9 +129,9 @@ void check_slots(uint64_t seed, const buffer& first_out, int runs, int words, ui
 // One case, as hazard_lab::run launches it, on the model with scheduler seed `seed` (or, under
 // explore_por, the steps `chooser` picks).
 lab_run run_case(lab_case c, const lab_config& k, uint64_t seed, step_chooser* chooser = nullptr) {
-  run_options o{seed};
-  o.chooser = chooser;
-  world w(o);
+  run_options opt{seed};
+  opt.chooser = chooser;
+  world w(opt);
   lab_run r;
   const int words = k.tile_bytes / 4;
   const size_t tile = size_t(k.tile_bytes);
