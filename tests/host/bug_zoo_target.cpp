@@ -82,10 +82,13 @@ void run_body(target& t, const zoo::knobs& k, buffer& src, buffer& out) {
   }
 }
 
-// One instance of case `c` under scheduler seed `seed`.
-model_run run_on_model(const zoo::zoo_case& c, uint64_t seed) {
+// One instance of case `c` under scheduler seed `seed` (or, under explore_por, the steps
+// `chooser` picks).
+model_run run_on_model(const zoo::zoo_case& c, uint64_t seed, step_chooser* chooser = nullptr) {
   const zoo::layout l = zoo::layout_of(c.k);
-  world w(run_options{seed});
+  run_options opt{seed};
+  opt.chooser = chooser;
+  world w(opt);
   buffer& src = w.make_global("src", size_t(l.src_words) * 4);
   buffer& out = w.make_global("out", size_t(l.out_words) * 4);
   std::vector<uint32_t> in(l.src_words);
@@ -273,6 +276,46 @@ TEST_P(ZooOnTheModel, Verdict) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooOnTheModel, ::testing::ValuesIn(zoo::case_names()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// The exploration of every schedule (explore_por) beside random seeds: a twin or a correct
+// protocol is clean, with correct data, in every run of its exploration (at most kExplored runs,
+// complete or not as printed); a bug is reported in its exploration, and the runs it took to
+// the first report are printed beside the seeds a random search took.
+constexpr uint64_t kExplored = 3000;
+
+TEST_P(ZooOnTheModel, Explored) {
+  const zoo::zoo_case& c = *zoo::find_case(GetParam());
+  const bool bug = c.kind == zoo::role::bug;
+  uint64_t wrong = 0, runs = 0, first = 0;
+  bool complete = false;
+  por_search search;
+  for (bool more = true; more && runs < kExplored;) {
+    search.start_run();
+    const model_run r = run_on_model(c, 1, &search);
+    ++runs;
+    if (r.reported && first == 0) first = runs;
+    if (!r.reported && !search.blocked()) wrong += r.wrong;
+    if (!bug) {
+      EXPECT_FALSE(r.reported) << c.name << ", run " << runs << " of the exploration: " << r.message;
+    }
+    search.end_run();
+    more = search.next();
+    complete = !more;
+    if (bug && first) break;
+  }
+  if (bug) {
+    EXPECT_GT(first, 0u) << c.name << ": not reported in " << runs << " runs of the exploration";
+    uint64_t seed = 0;
+    for (uint64_t s = 1; s <= kBugSeeds && seed == 0; ++s)
+      if (run_on_model(c, s).reported) seed = s;
+    std::printf("ZOO_POR %s bug: first reported in run %llu of the exploration, at seed %llu of %llu random\n",
+                c.name.c_str(), (unsigned long long)first, (unsigned long long)seed, (unsigned long long)kBugSeeds);
+  } else {
+    EXPECT_EQ(wrong, 0u) << c.name << ": wrong output words in a clean run of the exploration";
+    std::printf("ZOO_POR %s %s: clean in %llu runs of the exploration%s\n", c.name.c_str(), zoo::role_name(c.kind),
+                (unsigned long long)runs, complete ? " (every class)" : "");
+  }
+}
 
 // Every bug has an expectation and a twin that is a case of the zoo with the same body.
 TEST(ZooCases, EveryBugHasItsTwin) {

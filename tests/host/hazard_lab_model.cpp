@@ -391,8 +391,8 @@ TEST(HazardLabModel, EveryScheduleOfEachCase) {
     EXPECT_EQ(failed, 0u) << name_of(x.c) << ": failed trials in a clean class";
     k.protect = false;
     // Unprotected, a run ends at its report, so the classes are those of the prefixes up to it:
-    // the first 100 runs of the exploration, each reported.
-    const exploration bad = explore_case(x.c, k, failed, 100);
+    // the first 20 runs of the exploration, each reported.
+    const exploration bad = explore_case(x.c, k, failed, 20);
     EXPECT_EQ(bad.failures, bad.runs) << name_of(x.c) << " unprotected: " << bad.summary();
     for (const outcome& o : bad.failed) EXPECT_EQ(o.kind, x.kind) << o.message;
     std::printf(
