@@ -41,25 +41,13 @@ std::set<error_kind> kinds_all(const program& p, uint64_t max_runs, bool& comple
 // explore_por's failing kinds, over every class.
 std::set<error_kind> kinds_por(const program& p, uint64_t max_runs, exploration& e) {
   std::set<error_kind> k;
-  por_search search;
-  run_options o;
-  o.chooser = &search;
-  e = exploration{};
-  while (e.runs < max_runs) {
-    search.start_run();
-    const outcome r = run_once(p, o);
-    ++e.runs;
-    if (search.blocked()) ++e.sleep_blocked;
-    if (!r.ok) {
-      ++e.failures;
-      k.insert(r.kind);
-    }
-    search.end_run();
-    if (!search.next()) {
-      e.complete = true;
-      break;
-    }
-  }
+  e = explore_por(
+      [&](const run_options& o) {
+        const outcome r = run_once(p, o);
+        if (!r.ok) k.insert(r.kind);
+        return r;
+      },
+      max_runs);
   return k;
 }
 
