@@ -43,7 +43,7 @@ std::set<error_kind> kinds_por(const program& p, uint64_t max_runs, exploration&
   std::set<error_kind> k;
   e = explore_por(
       [&](const run_options& o) {
-        const outcome r = run_once(p, o);
+        outcome r = run_once(p, o);
         if (!r.ok) k.insert(r.kind);
         return r;
       },
