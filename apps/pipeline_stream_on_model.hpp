@@ -100,8 +100,8 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
   hm::launch(
       w, {ctas, c.block_threads(), c.cluster},
       [&src, &dst, tiles, stage_bytes, p](hm::target& t) {
-        auto& ring = t.cta_shared<typename pipe_t::storage>("ring");
-        const auto stages = t.shared_buffer("stages", S, stage_bytes);
+        auto& ring = hopper::model::cta_shared<typename pipe_t::storage>(t, "ring");
+        const auto stages = hopper::model::shared_buffer(t, "stages", S, stage_bytes);
         pipeline_stream_body<S, hm::target, M>(t, ring, stages, hm::gmem<const hm::u32x4>(src),
                                                hm::gmem<hm::u32x4>(dst), tiles, stage_bytes, p);
       },

@@ -10,6 +10,7 @@
 
 #include "hopper/hd.hpp"
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 
 using namespace hopper::model;
 
@@ -56,8 +57,8 @@ std::string run(bool skip_release, uint64_t seed, bool* copied) {
   buffer& dst = w.make_global("dst", kTiles * kTileBytes);
   for (uint32_t i = 0; i < kTiles * kTileBytes; ++i) src.host_data()[i] = uint8_t(i * 13 + 5);
   launch(w, {1, 64, 1}, [&](target& t) {
-    auto& ring = t.cta_shared<hopper::pipeline<kStages, target>::storage>("ring");
-    body(t, ring, t.shared_buffer("stages", kStages, kTileBytes), gmem<const uint8_t>(src), gmem<uint8_t>(dst),
+    auto& ring = cta_shared<hopper::pipeline<kStages, target>::storage>(t, "ring");
+    body(t, ring, shared_buffer(t, "stages", kStages, kTileBytes), gmem<const uint8_t>(src), gmem<uint8_t>(dst),
          skip_release);
   });
   try {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 #include "kernels/dispatch.hpp"
 #include "kernels/stream_copy_body.hpp"
 
@@ -72,8 +73,8 @@ inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const s
     using ring_t = typename hopper::pipeline<S, target>::storage;
     if (c.path == hopper::kernels::store_path::st_global) {
       auto body = [&](target& t) {
-        auto& ring = t.cta_shared<ring_t>("ring");
-        auto stages = t.shared_buffer("stages", held, c.stage_bytes);
+        auto& ring = hopper::model::cta_shared<ring_t>(t, "ring");
+        auto stages = hopper::model::shared_buffer(t, "stages", held, c.stage_bytes);
         const gmem<uint8_t> d(dst);
         const gmem<const uint8_t> s(src);
         if (c.streaming_store)
@@ -91,8 +92,8 @@ inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const s
       with_lag(c.store_lag, [&](auto lg) {
         constexpr int L = decltype(lg)::value;
         launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
-          auto& ring = t.cta_shared<ring_t>("ring");
-          auto stages = t.shared_buffer("stages", held, c.stage_bytes);
+          auto& ring = hopper::model::cta_shared<ring_t>(t, "ring");
+          auto stages = hopper::model::shared_buffer(t, "stages", held, c.stage_bytes);
           hopper::kernels::copy_1d_body<S, L>(t, ring, stages, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes,
                                               c.stage_bytes, k);
         });

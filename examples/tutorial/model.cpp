@@ -20,8 +20,8 @@ std::string run(uint32_t short_by, uint64_t seed) {
   auto* in = reinterpret_cast<uint32_t*>(src.host_data());
   for (uint32_t i = 0; i < tutorial::kWords; ++i) in[i] = i * 7 + 1;
   launch(w, {1, 64, 1}, [&](target& t) {
-    auto& bar = t.cta_shared<target::barrier_type>("bar");
-    const auto tile = t.shared_buffer("tile", 1, tutorial::kBytes).as<uint32_t>();
+    auto& bar = cta_shared<target::barrier_type>(t, "bar");
+    const auto tile = shared_buffer(t, "tile", 1, tutorial::kBytes).as<uint32_t>();
     tutorial::double_tile(t, bar, tile, gmem<const uint32_t>(src), gmem<uint32_t>(dst), short_by);
   });
   try {

@@ -6,14 +6,16 @@
 // is __forceinline__, so a body compiles to the SASS of the hand-written kernel
 // (tests/host/kernels_sass.cpp checks it instruction for instruction).
 //
-// It is also the pipeline's barrier backend (the members hopper::pipeline calls, listed there).
+// It is also hopper::pipeline's backend: the pipeline calls these same members (hopper/pipeline.cuh
+// lists them), so a kernel and its pipeline speak one vocabulary.
 //
 // Member groups:
 //   identity      thread, lane, warp, warpgroup, block_threads, block, grid, cluster_rank/size
 //   memory        gmem<E>/smem<E>/dsmem<E> views (hopper/views.cuh), ld_shared_v4_u32,
 //                 st_global_*_v4_u32, atomic_add, mapa
 //   mbarrier      mbarrier_init, arrive forms (.release/.relaxed, .cta/.cluster, expect_tx,
-//                 remote), try_wait/test_wait/wait by parity (.acquire/.relaxed)
+//                 remote, a converged warp's lanes on each CTA), try_wait/test_wait/wait by
+//                 parity (.acquire/.relaxed)
 //   fences        fence_proxy_async{,_shared_cta,_shared_cluster,_global}, fence_mbarrier_init,
 //                 fence_acq_rel<scope>, fence_sc<scope>
 //   copies        cp.async.bulk (global<->shared, shared::cta -> shared::cluster, multicast, L2
@@ -31,7 +33,6 @@
 
 #include "hopper/mbarrier.cuh"
 #include "hopper/phase.hpp"
-#include "hopper/pipeline.cuh"
 #include "hopper/ptx.cuh"
 #include "hopper/tensor_map.hpp"
 #include "hopper/trace.hpp"
@@ -187,6 +188,13 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   __device__ __forceinline__ void mbarrier_arrive_expect_tx(remote_mbarrier r, uint32_t bytes) const {
     ptx::mbarrier_arrive_expect_tx_shared_cluster<S, SC>(r.cluster_addr(), bytes);
+  }
+  // The converged warp's mapa + mbarrier.arrive{.sem}{.scope}.shared::cluster.b64: lane r < n arrives
+  // on the barrier at b's offset in CTA r (one instruction of the warp; lanes n..31 do nothing).
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
+  __device__ __forceinline__ void mbarrier_arrive_shared_cluster_lanes(barrier_type& b, uint32_t n) const {
+    const uint32_t lane = threadIdx.x & 31u;
+    if (lane < n) ptx::mbarrier_arrive_shared_cluster<S, SC>(ptx::mapa_shared_cluster(&b, lane));
   }
   // mbarrier.try_wait.parity{.sem}{.scope}.shared::cta.b64: true once the phase of parity p completed.
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
@@ -395,53 +403,7 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
     ptx::wgmma_fence_operand(d);
   }
 
-  // ---- as the pipeline's backend (hopper/pipeline.cuh) -------------------------------------
-  __device__ __forceinline__ bool init_thread() const {
-    return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
-  }
-  __device__ __forceinline__ void init(barrier_type& b, uint32_t count, const char* = nullptr, uint32_t = 0) const {
-    ptx::mbarrier_init(&b, count);
-  }
-  // fence.mbarrier_init.release.cluster: the inits become visible to the async proxy and peers.
-  __device__ __forceinline__ void fence_init() const { ptx::fence_mbarrier_init_release_cluster(); }
-  __device__ __forceinline__ void sync_cta() const { __syncthreads(); }
-  // barrier.cluster.arrive.release + wait.acquire: every peer's barriers are initialised.
-  __device__ __forceinline__ void sync_cluster() const {
-    ptx::barrier_cluster_arrive_aligned();
-    ptx::barrier_cluster_wait_aligned();
-  }
-  // mbarrier.arrive.expect_tx.release.cta.shared::cta.b64
-  __device__ __forceinline__ void arrive_expect_tx(barrier_type& b, uint32_t bytes) const {
-    (void)ptx::mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(&b, bytes);
-  }
-  // mbarrier.arrive{.release,.relaxed}.cta.shared::cta.b64
-  template <release_sem S = release_sem::release>
-  __device__ __forceinline__ void arrive(barrier_type& b) const {
-    (void)ptx::mbarrier_arrive<S, ptx::scope::cta>(&b);
-  }
-  // mapa + mbarrier.arrive{.release,.relaxed}.cluster.shared::cluster.b64: lane r < n arrives on
-  // the barrier at the same offset in CTA r.
-  template <release_sem S = release_sem::release>
-  __device__ __forceinline__ void arrive_each_cta(barrier_type& b, uint32_t n) const {
-    const uint32_t lane = threadIdx.x & 31u;
-    if (lane < n) ptx::mbarrier_arrive_shared_cluster<S, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, lane));
-  }
-  // mapa + mbarrier.arrive{.release,.relaxed}.cluster.shared::cluster.b64: this thread arrives on
-  // the barrier at the same offset in CTA `rank`.
-  template <release_sem S = release_sem::release>
-  __device__ __forceinline__ void arrive_on_cta(barrier_type& b, uint32_t rank) const {
-    ptx::mbarrier_arrive_shared_cluster<S, ptx::scope::cluster>(ptx::mapa_shared_cluster(&b, rank));
-  }
-  // mbarrier.try_wait.parity.acquire.{cta,cluster} loop, bounded under HOPPER_DEBUG_WAITS.
-  __device__ __forceinline__ void wait(barrier_type& b, uint32_t p, bool cluster_scope) const {
-    if (cluster_scope)
-      hopper::mbarrier(&b).wait<ptx::sem::acquire, ptx::scope::cluster>(parity(p));
-    else
-      hopper::mbarrier(&b).wait<ptx::sem::acquire, ptx::scope::cta>(parity(p));
-  }
-  __device__ __forceinline__ void warp_sync() const { __syncwarp(); }
-  __device__ __forceinline__ bool warp_leader() const { return (threadIdx.x & 31u) == 0; }
-
+  // ---- traces (hopper/trace.hpp) -------------------------------------------------------------
   // One record per event and warp, by lane 0 (compiled only when Traced).
   __device__ __forceinline__ void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) {
     if constexpr (Traced) {

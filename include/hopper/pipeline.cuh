@@ -5,27 +5,23 @@
 // mbarrier) and on the host (hopper/model/target.hpp: the executable model, where each thread is
 // a task).
 //
-// A backend `B` provides (all called through an instance; on the GPU it is an empty object):
-//   using barrier_type;                          the object in shared memory
-//   static constexpr bool traced;                whether record() is called at all
-//   bool init_thread();                          the one thread that initialises the barriers
-//   void init(barrier_type&, uint32_t count, const char* name, uint32_t index);
-//                                                mbarrier.init (the model names the barrier
-//                                                name[index] in its reports)
-//   void fence_init();                           fence.mbarrier_init.release.cluster
-//   void sync_cta(); void sync_cluster();        __syncthreads / barrier.cluster arrive+wait
-//   void arrive_expect_tx(barrier_type&, uint32_t bytes);   arrive.expect_tx.release.cta
-//   template <ptx::sem S> void arrive(barrier_type&);   arrive.{release,relaxed}.cta here
-//   template <ptx::sem S> void arrive_each_cta(barrier_type&, uint32_t n);
-//                                                one arrive.{release,relaxed}.cluster on the
-//                                                barrier at this offset in each CTA rank 0..n-1
-//                                                (lane r arrives on CTA r's)
-//   template <ptx::sem S> void arrive_on_cta(barrier_type&, uint32_t rank);
-//                                                this thread arrives on the barrier at this
-//                                                offset in CTA `rank` (mapa + .cluster)
-//   void wait(barrier_type&, uint32_t parity, bool cluster_scope);  try_wait.parity.acquire loop
-//   void warp_sync(); bool warp_leader();        __syncwarp / lane 0
-//   void record(trace::event, uint32_t stage, uint32_t iter, uint32_t role);  only if traced
+// The backend is a target (hopper/device_target.cuh, hopper/model/target.hpp): the pipeline calls
+// its PTX-named members and nothing else, so a kernel and the pipeline it uses speak one
+// vocabulary. Those it calls:
+//   barrier_type; traced; thread(); lane()      the barrier object; whether record() is called;
+//                                                identity (thread 0 initialises the barriers)
+//   mbarrier_init(b, count, name, index)         mbarrier.init (the model names it name[index])
+//   fence_mbarrier_init_release_cluster()        fence.mbarrier_init.release.cluster
+//   syncthreads(); barrier_cluster_{arrive,wait}_aligned()
+//   mbarrier_arrive_expect_tx<.release, .cta>(b, bytes)
+//   mbarrier_arrive<S, .cta>(b)                  arrive.{release,relaxed}.cta
+//   mbarrier_arrive<S, .cluster>(mapa(b, rank))  the barrier at b's offset in CTA `rank`
+//   mbarrier_arrive_shared_cluster_lanes<S>(b, n)
+//                                                the converged warp's arrive.shared::cluster,
+//                                                lane r < n on CTA r's barrier
+//   mbarrier_wait<.acquire, .cta or .cluster>(b, parity)   the try_wait.parity loop
+//   syncwarp(); record(event, stage, iter, role)  (record only if traced)
+// and, on a target that reports call sites (the model's), pin_source / unpin_source.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -177,30 +173,33 @@ class pipeline {
   // The barriers, placed in shared memory by the kernel (on the host: in the model's CTA).
   using storage = pipeline_storage<Stages, barrier_type>;
 
-  // Called by every thread of the CTA (every task on the host). One thread initialises the
-  // barriers: full expects one arrival (the producer's arrive.expect_tx) plus the bytes; empty
-  // expects empty_arrivals(p). Then fence.mbarrier_init makes the init visible to the async proxy
-  // and the cluster, and a CTA or cluster barrier keeps anyone from using a barrier before it
-  // exists (PTX ISA, mbarrier.init and fence.mbarrier_init).
+  // Called by every thread of the CTA (every task on the host). Thread 0 (the targets' identity is
+  // 1-D: blocks of threadIdx.x only) initialises the barriers: full expects one arrival (the
+  // producer's arrive.expect_tx) plus the bytes; empty expects empty_arrivals(p). Then fence.mbarrier_init makes the
+  // init visible to the async proxy and the cluster, and a CTA or cluster barrier keeps anyone from using a barrier
+  // before it exists (PTX ISA, mbarrier.init and fence.mbarrier_init).
   HOPPER_HD_TEMPLATE static pipeline init(storage& st, const pipeline_params& p, Backend be = Backend{},
                                           source_location loc = source_location::current()) {
     pin(be, loc);
 #if !defined(__CUDA_ARCH__) || HOPPER_DEBUG_WAITS_ON
     if (const char* why = params_fault(p)) detail::bad_pipeline_params(why, p);
 #endif
-    if (be.init_thread()) {
+    if (be.thread() == 0) {
       for (int s = 0; s < Stages; ++s) {
-        be.init(st.full[s], 1u, "full", uint32_t(s));
-        be.init(st.empty[s], empty_arrivals(p), "empty", uint32_t(s));
+        be.mbarrier_init(st.full[s], 1u, "full", uint32_t(s));
+        be.mbarrier_init(st.empty[s], empty_arrivals(p), "empty", uint32_t(s));
       }
       // The inits are generic-proxy writes; the copy engine (async proxy) and peer CTAs signal
       // these barriers, so the initialising thread publishes them to both.
-      be.fence_init();
+      be.fence_mbarrier_init_release_cluster();
     }
-    if (p.cluster_size > 1)
-      be.sync_cluster();  // peers will arrive on our empty barriers and multicast into our stages
-    else
-      be.sync_cta();
+    if (p.cluster_size > 1) {
+      // peers will arrive on our empty barriers and multicast into our stages
+      be.barrier_cluster_arrive_aligned();
+      be.barrier_cluster_wait_aligned();
+    } else {
+      be.syncthreads();
+    }
     unpin(be);
     return pipeline(st, p, be);
   }
@@ -222,8 +221,8 @@ class pipeline {
   HOPPER_HD_TEMPLATE void acquire(const state& s, uint32_t bytes, source_location loc = source_location::current()) {
     pin(be_, loc);
     trace(trace::event::acquire_begin, s, 0);
-    be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
-    be_.arrive_expect_tx(st_->full[s.index()], bytes);
+    wait_on(st_->empty[s.index()], s.parity(), p_.cluster_size > 1);
+    (void)be_.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(st_->full[s.index()], bytes);
     trace(trace::event::acquire_end, s, 0);
     unpin(be_);
   }
@@ -248,7 +247,7 @@ class pipeline {
   HOPPER_HD_TEMPLATE void wait(const state& s, source_location loc = source_location::current()) {
     pin(be_, loc);
     trace(trace::event::wait_begin, s, 1);
-    be_.wait(st_->full[s.index()], s.parity().value(), false);
+    wait_on(st_->full[s.index()], s.parity(), false);
     trace(trace::event::wait_end, s, 1);
     unpin(be_);
   }
@@ -266,21 +265,22 @@ class pipeline {
     barrier_type& e = st_->empty[s.index()];
     const bool remote = p_.multicast && p_.cluster_size > 1;
     if (release_form(p_) == release_by::each_lane) {
-      if (be_.warp_leader()) trace(trace::event::release, s, 1);
+      if (be_.lane() == 0) trace(trace::event::release, s, 1);
       if (remote) {
-        for (uint32_t r = 0; r < p_.cluster_size; ++r) be_.template arrive_on_cta<Sem>(e, r);
+        for (uint32_t r = 0; r < p_.cluster_size; ++r)
+          be_.template mbarrier_arrive<Sem, ptx::scope::cluster>(be_.mapa(e, r));
       } else {
-        be_.template arrive<Sem>(e);
+        (void)be_.template mbarrier_arrive<Sem, ptx::scope::cta>(e);
       }
       unpin(be_);
       return;
     }
-    be_.warp_sync();
-    if (be_.warp_leader()) trace(trace::event::release, s, 1);
+    be_.syncwarp();
+    if (be_.lane() == 0) trace(trace::event::release, s, 1);
     if (remote) {
-      be_.template arrive_each_cta<Sem>(e, p_.cluster_size);
-    } else if (be_.warp_leader()) {
-      be_.template arrive<Sem>(e);
+      be_.template mbarrier_arrive_shared_cluster_lanes<Sem>(e, p_.cluster_size);
+    } else if (be_.lane() == 0) {
+      (void)be_.template mbarrier_arrive<Sem, ptx::scope::cta>(e);
     }
     unpin(be_);
   }
@@ -291,13 +291,22 @@ class pipeline {
   HOPPER_HD_TEMPLATE void drain(state s, source_location loc = source_location::current()) {
     pin(be_, loc);
     trace(trace::event::drain_begin, s, 0);
-    for (int k = 0; k < Stages; ++k, ++s) be_.wait(st_->empty[s.index()], s.parity().value(), p_.cluster_size > 1);
+    for (int k = 0; k < Stages; ++k, ++s) wait_on(st_->empty[s.index()], s.parity(), p_.cluster_size > 1);
     trace(trace::event::drain_end, s, 0);
     unpin(be_);
   }
 
  private:
   HOPPER_HD_TEMPLATE pipeline(storage& st, const pipeline_params& p, Backend be) : st_(&st), p_(p), be_(be) {}
+
+  // mbarrier.try_wait.parity.acquire loop, at cluster scope where peers' arrivals and copies
+  // complete the phase (PTX ISA, mbarrier.test_wait/try_wait: .acquire with .scope).
+  HOPPER_HD_TEMPLATE void wait_on(barrier_type& b, parity p, bool cluster_scope) {
+    if (cluster_scope)
+      be_.template mbarrier_wait<ptx::sem::acquire, ptx::scope::cluster>(b, p);
+    else
+      be_.template mbarrier_wait<ptx::sem::acquire, ptx::scope::cta>(b, p);
+  }
 
   // The members the pipeline calls on the backend report the caller's call site (a backend that
   // takes none, the device's, compiles this to nothing).

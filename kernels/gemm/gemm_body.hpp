@@ -208,7 +208,7 @@ HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, floa
     // One group stays in flight; the one before it has finished reading its stage.
     t.template wgmma_wait_group<1>();
     if constexpr (T::MUTANT == gemm_mutant::release_own_cta_only) {
-      if (warp == 0 && t.lane() == 0) pipe.backend().template arrive<retired>(pipe.empty(read));
+      if (warp == 0 && t.lane() == 0) (void)pipe.backend().template mbarrier_arrive<retired>(pipe.empty(read));
     } else {
       if (warp == 0) pipe.template release<retired>(read);
     }

@@ -8,6 +8,7 @@
 
 #include "fuzz_input.hpp"
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 
 using namespace hopper_fuzz;
 namespace m = hopper::model;
@@ -102,7 +103,8 @@ void step(m::target& t, const op& o, hopper::pipeline_storage<2, m::target::barr
       t.fence_mbarrier_init_release_cluster();
       break;
     default:
-      t.sync_cluster();
+      t.barrier_cluster_arrive_aligned();
+      t.barrier_cluster_wait_aligned();
       break;
   }
 }
@@ -156,7 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     m::world w(o);
     m::launch(w, shape, [&prog](m::target& t) {
-      auto& s = t.cta_shared<hopper::pipeline_storage<2, m::target::barrier_type>>("fuzz");
+      auto& s = m::cta_shared<hopper::pipeline_storage<2, m::target::barrier_type>>(t, "fuzz");
       for (const op& p : prog)
         if (runs(p.who, t.thread())) step(t, p, s);
     });

@@ -58,21 +58,21 @@ void run_body(target& t, const zoo::knobs& k, buffer& src, buffer& out) {
   const zoo::layout l = zoo::layout_of(k);
   switch (k.kind) {
     case zoo::body::ring: {
-      auto& b = t.cta_shared<ring_slots>("barriers");
-      const auto tiles = t.shared_buffer("tile", k.stages, zoo::kTileBytes).as<uint32_t>();
+      auto& b = cta_shared<ring_slots>(t, "barriers");
+      const auto tiles = shared_buffer(t, "tile", k.stages, zoo::kTileBytes).as<uint32_t>();
       zoo::ring_body(t, k, zoo::ring_smem<target>{tiles, b.full, b.empty}, in, o);
       return;
     }
     case zoo::body::store:
-      zoo::store_body(t, k, t.shared_buffer("out tile", 1, l.smem_bytes).as<uint32_t>(), in, o);
+      zoo::store_body(t, k, shared_buffer(t, "out tile", 1, l.smem_bytes).as<uint32_t>(), in, o);
       return;
     case zoo::body::token_wait:
-      zoo::token_wait_body(t, k, t.cta_shared<one_slot>("barrier").b, in, o);
+      zoo::token_wait_body(t, k, cta_shared<one_slot>(t, "barrier").b, in, o);
       return;
     case zoo::body::arriver_ahead:
     case zoo::body::twice_in_phase: {
-      const zoo::protocol_mem<target> m{&t.cta_shared<one_slot>("barrier").b,
-                                        t.shared_buffer("x", 1, l.smem_bytes).as<uint32_t>(), in, o};
+      const zoo::protocol_mem<target> m{&cta_shared<one_slot>(t, "barrier").b,
+                                        shared_buffer(t, "x", 1, l.smem_bytes).as<uint32_t>(), in, o};
       if (k.kind == zoo::body::arriver_ahead)
         zoo::arriver_ahead_body(t, k, m);
       else
@@ -286,22 +286,22 @@ constexpr uint64_t kExplored = 3000;
 TEST_P(ZooOnTheModel, Explored) {
   const zoo::zoo_case& c = *zoo::find_case(GetParam());
   const bool bug = c.kind == zoo::role::bug;
-  uint64_t wrong = 0, runs = 0, first = 0;
-  bool complete = false;
-  por_search search;
-  for (bool more = true; more && runs < kExplored;) {
-    search.start_run();
-    const model_run r = run_on_model(c, 1, &search);
-    ++runs;
-    if (r.reported && first == 0) first = runs;
-    if (!r.reported && !search.blocked()) wrong += r.wrong;
-    if (!bug) {
-      EXPECT_FALSE(r.reported) << c.name << ", run " << runs << " of the exploration: " << r.message;
-    }
-    search.end_run();
-    more = search.next();
-    complete = !more;
-    if (bug && first) break;
+  uint64_t wrong = 0;
+  const exploration e = explore_por(
+      [&](const run_options& o) {
+        const model_run r = run_on_model(c, 1, o.chooser);
+        if (!r.reported && !o.chooser->ended_early()) wrong += r.wrong;
+        outcome out;
+        out.ok = !r.reported;
+        out.kind = r.kind;
+        out.message = r.message;
+        return out;
+      },
+      kExplored, {}, bug);
+  const uint64_t first = e.first_failure, runs = e.runs;
+  const bool complete = e.complete;
+  if (!bug) {
+    EXPECT_TRUE(e.clean()) << c.name << ", run " << e.first_failure << " of the exploration: " << e.summary();
   }
   if (bug) {
     EXPECT_GT(first, 0u) << c.name << ": not reported in " << runs << " runs of the exploration";

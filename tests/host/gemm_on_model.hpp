@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 #include "kernels/gemm/gemm_body.hpp"
 
 namespace gemm_model {
@@ -110,10 +111,10 @@ outcome run(const hg::problem& p, const hg::config& cf, int resident, const oper
                                    ldc * out,
                                    int(hg::c_tma_columns(p.N, int(out)))};
   launch(w, {uint32_t(ls.work.clusters * T::CLUSTER), uint32_t(T::THREADS), uint32_t(T::CLUSTER)}, [&](target& t) {
-    auto& ring = t.cta_shared<hopper::pipeline_storage<T::STAGES, mbarrier_slot>>("ring");
+    auto& ring = cta_shared<hopper::pipeline_storage<T::STAGES, mbarrier_slot>>(t, "ring");
     const hg::body_smem<T, target> sm{
-        t.shared_buffer("A", T::STAGES, T::A_BYTES), t.shared_buffer("B", T::STAGES, T::B_BYTES),
-        t.shared_buffer("epi", T::CONSUMERS, T::EPI_WG_BYTES), ring, t.shared_buffer("last_flag", 1, 16).as<int>()};
+        shared_buffer(t, "A", T::STAGES, T::A_BYTES), shared_buffer(t, "B", T::STAGES, T::B_BYTES),
+        shared_buffer(t, "epi", T::CONSUMERS, T::EPI_WG_BYTES), ring, shared_buffer(t, "last_flag", 1, 16).as<int>()};
     hg::gemm_body<T>(t, sm, va, vb, vc, bp);
   });
   outcome r;

@@ -146,7 +146,7 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed, step_chooser* c
       buffer& out = w.make_global("out", size_t(k.blocks) * size_t(k.runs) * tile);
       std::memset(out.host_data(), 0xA5, out.bytes());  // poison, as on the GPU
       launch(w, {blocks, kBlock, 1}, [&](target& t) {
-        const auto s = t.shared_buffer("tile", 1, tile).as<uint32_t>();
+        const auto s = shared_buffer(t, "tile", 1, tile).as<uint32_t>();
         const gmem<uint32_t> o(out);
         if (c == lab_case::raw_proxy_bulk_store) {
           if (k.protect)
@@ -167,8 +167,8 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed, step_chooser* c
       buffer& out = w.make_global("out", size_t(k.blocks / 2) * size_t(k.runs) * tile);
       std::memset(out.host_data(), 0xA5, out.bytes());
       launch(w, {blocks, kBlock, 2}, [&](target& t) {
-        const auto s = t.shared_buffer("smem", 1, 2 * tile).as<uint32_t>();  // tile, then inbox
-        auto& b = t.cta_shared<landed_slots>("barriers");
+        const auto s = shared_buffer(t, "smem", 1, 2 * tile).as<uint32_t>();  // tile, then inbox
+        auto& b = cta_shared<landed_slots>(t, "barriers");
         const gmem<uint32_t> o(out);
         if (k.protect)
           hl::raw_proxy_dsmem_copy_body<target, true>(t, s, {b.landed}, o, k.runs, words, dseed);
@@ -193,8 +193,8 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed, step_chooser* c
       // The consumers expect first[] ^ expect_xor: for a planted fault that is refill[].
       buffer& reference = k.plant_fault ? refill : first;
       launch(w, {blocks, kBlock, 1}, [&](target& t) {
-        const auto s = t.shared_buffer("stage", 1, tile).as<uint32_t>();
-        auto& b = t.cta_shared<refill_slots>("barriers");
+        const auto s = shared_buffer(t, "stage", 1, tile).as<uint32_t>();
+        auto& b = cta_shared<refill_slots>(t, "barriers");
         const gmem<const uint32_t> a(first), f(refill), ref(reference);
         const gmem<hl::counters> cs(cb);
         if (k.protect)
@@ -210,8 +210,8 @@ lab_run run_case(lab_case c, const lab_config& k, uint64_t seed, step_chooser* c
     case lab_case::release_acquire_mbarrier: {
       buffer& cb = make_counters(w);
       launch(w, {blocks, kBlock, 1}, [&](target& t) {
-        const auto s = t.shared_buffer("data", 1, tile).as<uint32_t>();
-        auto& b = t.cta_shared<flag_slots>("barriers");
+        const auto s = shared_buffer(t, "data", 1, tile).as<uint32_t>();
+        auto& b = cta_shared<flag_slots>(t, "barriers");
         const gmem<hl::counters> cs(cb);
         if (k.protect)
           hl::release_acquire_mbarrier_body<target, true>(t, s, {b.flag}, k.runs, words, dseed, expect_xor, cs);

@@ -20,7 +20,7 @@ namespace {
 program own_words(bool overlap) {
   return [overlap](world& w) {
     launch(w, {1, 32, 1}, [overlap](target& t) {
-      const smem<uint32_t> tile = t.shared_buffer("tile", 1, 32 * 4).as<uint32_t>();
+      const smem<uint32_t> tile = shared_buffer(t, "tile", 1, 32 * 4).as<uint32_t>();
       const uint32_t mine = overlap ? t.lane() / 2 : t.lane();  // bug: two lanes share a word
       tile.store(t.lane(), 0);
       t.syncwarp();

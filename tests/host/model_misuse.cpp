@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 
 using namespace hopper::model;
 
@@ -73,7 +74,7 @@ TEST(ModelMisuse, RunOptionsAndHugeLaunchesNameTheBadValue) {
 
 TEST(ModelMisuse, WaitOnABarrierNoThreadInitialised) {
   const std::string m = report_of({1, 32, 1}, [](target& t) {
-    auto& ring = t.cta_shared<pipe_t::storage>("ring");
+    auto& ring = cta_shared<pipe_t::storage>(t, "ring");
     t.mbarrier_wait(ring.full[0], hopper::parity(0u));
   });
   expect_report(m, {"mbarrier", "no thread has initialised", "CTA 0", "model_misuse.cpp:"});
@@ -83,7 +84,7 @@ TEST(ModelMisuse, PipelineUsedWithoutItsInit) {
   // The ring's barriers exist only once pipeline::init ran; a consumer that skips it waits on an
   // uninitialised barrier.
   const std::string m = report_of({1, 64, 1}, [](target& t) {
-    auto& ring = t.cta_shared<pipe_t::storage>("ring");
+    auto& ring = cta_shared<pipe_t::storage>(t, "ring");
     t.mbarrier_wait(ring.empty[1], hopper::parity(1u));
   });
   expect_report(m, {"no thread has initialised"});
@@ -98,7 +99,7 @@ TEST(ModelMisuse, ArriveNotOrderedAfterTheInitIsReported) {
     const std::string m = report_of(
         {1, 64, 1},
         [](target& t) {
-          auto& ring = t.cta_shared<pipe_t::storage>("ring");
+          auto& ring = cta_shared<pipe_t::storage>(t, "ring");
           if (t.thread() == 0) t.mbarrier_init(ring.full[0], 2u, "full", 0u);
           if (t.thread() == 32) (void)t.mbarrier_arrive(ring.full[0]);
         },
@@ -120,16 +121,16 @@ TEST(ModelMisuse, ArriveNotOrderedAfterTheInitIsReported) {
 
 TEST(ModelMisuse, SharedObjectAskedForWithAnotherType) {
   const std::string m = report_of({1, 32, 1}, [](target& t) {
-    (void)t.cta_shared<pipe_t::storage>("ring");
-    (void)t.cta_shared<uint64_t>("ring");
+    (void)cta_shared<pipe_t::storage>(t, "ring");
+    (void)cta_shared<uint64_t>(t, "ring");
   });
   expect_report(m, {"shared object 'ring' of CTA 0", "another type"});
 }
 
 TEST(ModelMisuse, SharedBufferAskedForWithAnotherShape) {
   const std::string m = report_of({1, 32, 1}, [](target& t) {
-    (void)t.shared_buffer("stages", 2, 256);
-    (void)t.shared_buffer("stages", 4, 256);
+    (void)shared_buffer(t, "stages", 2, 256);
+    (void)shared_buffer(t, "stages", 4, 256);
   });
   expect_report(m, {"shared buffer 'stages' of CTA 0", "4 x 256", "2 x 256"});
 }
@@ -144,7 +145,7 @@ TEST(ModelMisuse, AViewOfNoBuffer) {
 
 TEST(ModelMisuse, AMissingReleaseIsADeadlockNamingTheBarrier) {
   const std::string m = report_of({1, 64, 1}, [](target& t) {
-    auto& ring = t.cta_shared<pipe_t::storage>("ring");
+    auto& ring = cta_shared<pipe_t::storage>(t, "ring");
     auto pipe = pipe_t::init(ring, hopper::pipeline_params{1, 1, false}, t);
     if (t.warp() == 0) {
       if (t.lane() != 0) return;
@@ -167,7 +168,7 @@ namespace {
 TEST(ModelMisuse, PipelineParamsNameTheBadField) {
   const auto init_with = [](hopper::pipeline_params p) {
     return report_of({1, 64, 1}, [p](target& t) {
-      auto& ring = t.cta_shared<pipe_t::storage>("ring");
+      auto& ring = cta_shared<pipe_t::storage>(t, "ring");
       (void)pipe_t::init(ring, p, t);
     });
   };

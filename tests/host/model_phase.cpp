@@ -247,8 +247,8 @@ one_sided_run run_one_sided(uint64_t seed, uint32_t tiles) {
   std::memset(out.host_data(), 0xA5, out.bytes());
   const hopper::pipeline_params p{1u, 2u, true, hopper::release_by::warp_leader};
   launch(w, {2, 64, 2}, [&, tiles](target& t) {
-    auto& ring = t.cta_shared<pipe_t::storage>("ring");
-    const smem<uint8_t> stages = t.shared_buffer("stages", 2, 2 * kHalf);
+    auto& ring = cta_shared<pipe_t::storage>(t, "ring");
+    const smem<uint8_t> stages = shared_buffer(t, "stages", 2, 2 * kHalf);
     pipe_t pipe = pipe_t::init(ring, p, t);
     const uint32_t rank = t.cluster_rank();
     if (t.warp() == 0) {

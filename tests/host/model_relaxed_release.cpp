@@ -14,6 +14,7 @@
 #include <string>
 
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 
 using namespace hopper::model;
 
@@ -36,8 +37,8 @@ std::string run(bool async_read, uint64_t seed, bool* data_ok, hopper::release_b
   buffer& dst = w.make_global("dst", kTiles * kBytes);
   for (uint32_t i = 0; i < kTiles * kBytes; ++i) src.host_data()[i] = uint8_t(i * 7 + 1);
   launch(w, {1, 64, 1}, [&](target& t) {
-    auto& ring = t.cta_shared<pipe_t::storage>("ring");
-    auto stages = t.shared_buffer("stages", kStages, kBytes);
+    auto& ring = cta_shared<pipe_t::storage>(t, "ring");
+    auto stages = shared_buffer(t, "stages", kStages, kBytes);
     auto pipe = pipe_t::init(ring, hopper::pipeline_params{1, 1, false, by}, t);
     if (t.warp() == 0) {
       if (t.lane() != 0) return;

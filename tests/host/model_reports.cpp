@@ -11,6 +11,7 @@
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline.cuh"
+#include "model_tensor.hpp"
 
 using namespace hopper::model;
 
@@ -43,7 +44,7 @@ outcome run_launch(launch_shape shape, std::function<void(target&)> body, uint64
 // Four consumer warps wait on a full barrier nobody arms: one line for the 128 threads.
 TEST(ModelReports, DeadlockGroupsThreadsByWhatTheyWaitOn) {
   const outcome o = run_launch({1, 160, 1}, [](target& t) {
-    auto& full = t.cta_shared<mbarrier_slot>("full");
+    auto& full = cta_shared<mbarrier_slot>(t, "full");
     if (t.thread() == 0) t.mbarrier_init(full, 1, "full", 0);
     t.syncthreads();
     if (t.warp() > 0) t.mbarrier_wait(full, hopper::parity(0));  // [wait on full]
@@ -62,7 +63,7 @@ TEST(ModelReports, DeadlockGroupsThreadsByWhatTheyWaitOn) {
 // it beside the threads that wait.
 TEST(ModelReports, DeadlockNamesThreadsThatExitedWithoutArriving) {
   const outcome o = run_launch({1, 128, 1}, [](target& t) {
-    auto& step = t.cta_shared<mbarrier_slot>("step");
+    auto& step = cta_shared<mbarrier_slot>(t, "step");
     if (t.thread() == 0) t.mbarrier_init(step, 4, "step", 0);
     t.syncthreads();
     for (uint32_t r = 0; r < 2; ++r) {
@@ -98,8 +99,8 @@ TEST(ModelReports, ReadBeforeWaitNamesTheReadAndTheCopy) {
     const program p = [](world& w) {
       buffer& g = w.make_global("g", 64);
       launch(w, {1, 64, 1}, [&g](target& t) {
-        auto& ring = t.cta_shared<pipe_t::storage>("ring");
-        const smem<uint8_t> stage = t.shared_buffer("stage", 1, 64);
+        auto& ring = cta_shared<pipe_t::storage>(t, "ring");
+        const smem<uint8_t> stage = shared_buffer(t, "stage", 1, 64);
         pipe_t pipe = pipe_t::init(ring, {1u}, t);
         if (t.warp() == 0) {
           if (t.lane() != 0) return;
@@ -128,7 +129,7 @@ TEST(ModelReports, ReadBeforeWaitNamesTheReadAndTheCopy) {
 // Two threads update one word with no ordering: both call sites are named.
 TEST(ModelReports, HazardNamesBothCallSites) {
   const outcome o = run_launch({1, 64, 1}, [](target& t) {
-    const smem<uint32_t> x = t.shared_buffer("x", 1, 16).as<uint32_t>();
+    const smem<uint32_t> x = shared_buffer(t, "x", 1, 16).as<uint32_t>();
     if (t.thread() == 0) x.store(0, 1);
     t.syncthreads();
     if (t.thread() == 32) x.store(0, 2);  // [store 2]
@@ -139,11 +140,34 @@ TEST(ModelReports, HazardNamesBothCallSites) {
   EXPECT_NE(o.message.find(site("[store 3]")), std::string::npos) << o.message;
 }
 
+// A tensor copy over bytes its thread wrote with a generic store and no fence.proxy.async: the
+// report names the copy's line, though a tensor copy's parameters end with its coordinates.
+TEST(ModelReports, TensorCopyNamesItsCallSite) {
+  const program p = [](world& w) {
+    const tensor_view v = hopper_test::small_tensor(w.make_global("g", 4096));
+    launch(w, {1, 32, 1}, [v](target& t) {
+      auto& b = cta_shared<mbarrier_slot>(t, "b");
+      const smem<uint8_t> s = shared_buffer(t, "s", 1, 1024);
+      if (t.thread() != 0) return;
+      t.mbarrier_init(b, 1, "b", 0);
+      t.fence_mbarrier_init_release_cluster();
+      s.as<uint32_t>().store(0, 7);  // [generic store]
+      (void)t.mbarrier_arrive_expect_tx(b, 1024);
+      t.cp_async_bulk_tensor_shared_cluster_global(s, v, b, 0, 0);  // [tensor copy] bug: no fence.proxy.async
+      t.mbarrier_wait(b, hopper::parity(0));
+    });
+  };
+  const outcome o = run_once(p, {});
+  ASSERT_FALSE(o.ok);
+  EXPECT_NE(o.message.find(site("[tensor copy]")), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find(site("[generic store]")), std::string::npos) << o.message;
+}
+
 // A thread of CTA 0 arrives twice, remotely, on a barrier of CTA 1 that counts one arrival of
 // each CTA per phase: the phase race names the barrier's CTA, not the arriving thread's.
 TEST(ModelReports, RemoteArrivalNamesTheBarriersCta) {
   const outcome o = run_launch({2, 32, 2}, [](target& t) {
-    auto& b = t.cta_shared<mbarrier_slot>("b");
+    auto& b = cta_shared<mbarrier_slot>(t, "b");
     if (t.thread() == 0) {
       t.mbarrier_init(b, 2, "b", 0);
       t.fence_mbarrier_init_release_cluster();

@@ -172,9 +172,9 @@ result run(const config& c, uint64_t seed) {
     const tensor_view va = la.view(ga, R), vb = lb.view(gb, R);
     const uint32_t producer = R > 1 ? 128 : 0;
     launch(w, {1, producer + (R > 1 ? 32 : 128), 1}, [&, va, vb, la, lb, R, S, m, with_c, producer](target& t) {
-      auto& bars = t.cta_shared<bar_set>("bars");
-      const auto sa = t.shared_buffer("A stages", S, la.bytes());
-      const auto sb = t.shared_buffer("B stages", S, lb.bytes());
+      auto& bars = cta_shared<bar_set>(t, "bars");
+      const auto sa = shared_buffer(t, "A stages", S, la.bytes());
+      const auto sb = shared_buffer(t, "B stages", S, lb.bytes());
       if (t.thread() == 0) {
         for (uint32_t s = 0; s < S; ++s) {
           t.mbarrier_init(bars.full[s], 1, "full", s);
@@ -222,24 +222,24 @@ result run(const config& c, uint64_t seed) {
             wgmma_mma_args args;
             args.n = N, args.scale_a = SA, args.scale_b = SB, args.trans_a = TA, args.trans_b = TB;
             args.desc_a = la.desc(a_base, kk), args.desc_b = lb.desc(b_base, kk), args.scale_d = with_c || kk > 0;
-            t.wgmma_unit().mma_async(t.w(), t.thread() % 128u, args, acc[r % 2]);
+            wgmma_unit(t).mma_async(world_of(t), t.thread() % 128u, args, acc[r % 2]);
           }
         }
         t.wgmma_commit_group();
         if (m == mode::store_before_wait && me == 5) (sa + s * la.bytes()).store(0, 0);
-        if (m == mode::release_before_wait && me == 0) t.arrive<hopper::release_sem::relaxed>(bars.empty[s]);
+        if (m == mode::release_before_wait && me == 0) (void)t.mbarrier_arrive<ptx::sem::relaxed>(bars.empty[s]);
         if (pipelined) {
           t.wgmma_wait_group<1>();
           if (m == mode::release_current) {
-            if (me == 0) t.arrive<hopper::release_sem::relaxed>(bars.empty[s]);
+            if (me == 0) (void)t.mbarrier_arrive<ptx::sem::relaxed>(bars.empty[s]);
           } else if (r > 0) {
-            if (me == 0) t.arrive<hopper::release_sem::relaxed>(bars.empty[(r - 1) % S]);
+            if (me == 0) (void)t.mbarrier_arrive<ptx::sem::relaxed>(bars.empty[(r - 1) % S]);
             t.wgmma_fence_operand(acc[(r - 1) % 2]);
             save(r - 1);
           }
         } else {
           t.wgmma_wait_group<0>();
-          if (m != mode::release_before_wait && me == 0) t.arrive<hopper::release_sem::relaxed>(bars.empty[s]);
+          if (m != mode::release_before_wait && me == 0) (void)t.mbarrier_arrive<ptx::sem::relaxed>(bars.empty[s]);
           t.wgmma_fence_operand(acc[r % 2]);
           save(r);
         }
@@ -340,8 +340,8 @@ TEST(ModelWgmma, SmemAddrIsTheBuffersWindowAddressPlusOffset) {
   world w;
   std::vector<uint32_t> got(4, 0);
   launch(w, {2, 32, 1}, [&](target& t) {
-    const auto x = t.shared_buffer("x", 1, 2992);
-    const auto y = t.shared_buffer("y", 2, 512);
+    const auto x = shared_buffer(t, "x", 1, 2992);
+    const auto y = shared_buffer(t, "y", 2, 512);
     if (t.thread() != 0) return;
     got[t.block() * 2] = t.smem_addr(x + 16);
     got[t.block() * 2 + 1] = t.smem_addr(y.as<uint32_t>() + 3);
@@ -493,9 +493,9 @@ std::string run_generic_a(bool fence, uint64_t seed, bool* right) {
       for (uint32_t k = 0; k < kK; ++k) std::memcpy(gb.host_data() + lb.global_offset(0, n, k), &b[k * 64 + n], 2);
     const tensor_view vb = lb.view(gb, 1);
     launch(w, {1, 128, 1}, [&, vb, lb, fence](target& t) {
-      auto& bars = t.cta_shared<bar_set>("bars");
-      const auto sa = t.shared_buffer("A", 1, 8192);
-      const auto sb = t.shared_buffer("B", 1, lb.bytes());
+      auto& bars = cta_shared<bar_set>(t, "bars");
+      const auto sa = shared_buffer(t, "A", 1, 8192);
+      const auto sb = shared_buffer(t, "B", 1, lb.bytes());
       if (t.thread() == 0) {
         t.mbarrier_init(bars.full[0], 1, "full");
         t.fence_mbarrier_init_release_cluster();
@@ -560,8 +560,8 @@ template <class Body>
 outcome run_misuse(uint32_t block, Body body) {
   program p = [&](world& w) {
     launch(w, {1, block, 1}, [body](target& t) {
-      const auto sa = t.shared_buffer("A", 1, 8192);
-      const auto sb = t.shared_buffer("B", 1, 8192);
+      const auto sa = shared_buffer(t, "A", 1, 8192);
+      const auto sb = shared_buffer(t, "B", 1, 8192);
       // Zeroed by the threads themselves (shared memory starts undefined), then made visible to
       // the tensor cores: every writer's fence.proxy.async, then the CTA barrier.
       const uint32_t n = t.block_threads();
@@ -656,7 +656,7 @@ TEST(ModelWgmma, WaitGroupRetiresOnlyCommittedGroups) {
     t.wgmma_m64nNk16_f32_bf16_bf16<64>(acc, ptx::make_wgmma_desc_kmajor_sw128(a), ptx::make_wgmma_desc_kmajor_sw128(b),
                                        false);
     t.wgmma_wait_group<0>();
-    if (t.thread() == 0) t.shared_buffer("B", 1, 8192).store(0, 1);
+    if (t.thread() == 0) shared_buffer(t, "B", 1, 8192).store(0, 1);
   });
   expect_message(o, error_kind::war_hazard, {"shared buffer 'B' of CTA 0", "may still be reading it"});
   const outcome ok = run_misuse(128, [](target& t, uint32_t a, uint32_t b) {
@@ -666,7 +666,7 @@ TEST(ModelWgmma, WaitGroupRetiresOnlyCommittedGroups) {
                                        false);
     t.wgmma_commit_group();
     t.wgmma_wait_group<0>();
-    if (t.thread() == 0) t.shared_buffer("B", 1, 8192).store(0, 1);
+    if (t.thread() == 0) shared_buffer(t, "B", 1, 8192).store(0, 1);
   });
   EXPECT_TRUE(ok.ok) << ok.message;
 }

@@ -349,22 +349,10 @@ TEST(PipelineModel, MutantsFoundByTheExploration) {
         found{mutant::relaxed_release, 1}}) {
     const host_case c = two_warps(f.cluster, f.m);
     // Runs of the exploration to the first report.
-    uint64_t por_runs = 0;
-    bool reported = false;
-    {
-      hopper::model::por_search search;
-      hopper::model::run_options o;
-      o.chooser = &search;
-      bool more = true;
-      while (more && !reported && por_runs < 20000) {
-        search.start_run();
-        reported = !explored(c, o).ok;
-        ++por_runs;
-        search.end_run();
-        more = search.next();
-      }
-      ASSERT_TRUE(reported) << describe(c) << ": no class of the exploration reports the mutant";
-    }
+    const hopper::model::exploration e = hopper::model::explore_por(
+        [&](const hopper::model::run_options& o) { return explored(c, o); }, 20000, {}, true);
+    ASSERT_GT(e.first_failure, 0u) << describe(c) << ": no class of the exploration reports the mutant";
+    const uint64_t por_runs = e.first_failure;
     // Seeds of a random search to the first report (at most 1000).
     uint64_t seeds = 0;
     for (uint64_t s = 1; s <= 1000; ++s) {

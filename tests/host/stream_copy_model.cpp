@@ -15,6 +15,7 @@
 
 #include "hopper/model/explore.hpp"
 #include "hopper/model/target.hpp"
+#include "hopper/pipeline.cuh"
 #include "kernels/stream_copy_body.hpp"
 #include "kernels/stream_copy_on_model.hpp"
 
@@ -153,8 +154,8 @@ TEST(StreamCopyModel, TwoDimensionalTensorCopy) {
           const uint32_t chunks = (rows + box_rows - 1) / box_rows;
           using ring_t = hopper::pipeline<2, target>::storage;
           launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
-            auto& ring = t.cta_shared<ring_t>("ring");
-            auto stages = t.shared_buffer("stages", 2, c.stage_bytes);
+            auto& ring = cta_shared<ring_t>(t, "ring");
+            auto stages = shared_buffer(t, "stages", 2, c.stage_bytes);
             hk::copy_2d_body<2, 1>(t, ring, stages, dv, sv, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes, rows,
                                    box_rows, hk::knobs_of(c));
           });
@@ -221,16 +222,16 @@ TEST(StreamCopyModel, FusedAxpbBothPaths) {
         using ring_t = hopper::pipeline<2, target>::storage;
         if (path == hk::store_path::bulk) {
           launch(w, {grid_of(c, chunks), 64u + 32u * c.transform_warps, 1}, [&](target& t) {
-            auto& ring = t.cta_shared<ring_t>("ring");
-            auto& ready = t.cta_shared<hk::detail::ready_barriers<2, target>>("ready");
-            auto stages = t.shared_buffer("stages", 2, c.stage_bytes);
+            auto& ring = cta_shared<ring_t>(t, "ring");
+            auto& ready = cta_shared<hk::detail::ready_barriers<2, target>>(t, "ready");
+            auto stages = shared_buffer(t, "stages", 2, c.stage_bytes);
             hk::axpb_body<2, 1>(t, ring, ready, stages, gmem<uint16_t>(yb), gmem<const uint16_t>(xb), n, a, b,
                                 c.stage_bytes, hk::knobs_of(c));
           });
         } else {
           launch(w, {grid_of(c, chunks), 32u + 32u * c.store_warps, 1}, [&](target& t) {
-            auto& ring = t.cta_shared<ring_t>("ring");
-            auto stages = t.shared_buffer("stages", ring_stages(c), c.stage_bytes);
+            auto& ring = cta_shared<ring_t>(t, "ring");
+            auto stages = shared_buffer(t, "stages", ring_stages(c), c.stage_bytes);
             hk::ldst_body<2, true, hk::detail::st_kind::wb>(t, ring, stages, gmem<uint8_t>(yb), gmem<const uint8_t>(xb),
                                                             n * 2, c.stage_bytes, hk::knobs_of(c), a, b);
           });

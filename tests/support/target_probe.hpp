@@ -106,19 +106,10 @@ HOPPER_HD void target_probe(T& t, typename T::barrier_type& b, typename T::templ
   t.wgmma_commit_group();
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(d);
-  // the pipeline's backend
-  if (t.init_thread()) t.init(b, 1, "probe", 1);
-  t.fence_init();
-  t.sync_cta();
-  t.sync_cluster();
-  t.arrive_expect_tx(b, 16);
-  t.arrive(b);
-  t.template arrive<ptx::sem::relaxed>(b);
-  t.arrive_each_cta(b, 2);
-  t.arrive_on_cta(b, 1);
-  t.wait(b, 0, true);
-  t.warp_sync();
-  sum += t.warp_leader();
+  // a converged warp's arrive on each CTA (the pipeline's multicast release)
+  t.mbarrier_arrive_shared_cluster_lanes(b, 2);
+  t.template mbarrier_arrive_shared_cluster_lanes<ptx::sem::relaxed>(b, 1);
+  // traces
   t.record(trace::event::issued, 0, 0, 0);
   t.mbarrier_inval(b);
   gi.store(2, int(sum) + int(d[0]));

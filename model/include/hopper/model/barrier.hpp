@@ -74,7 +74,7 @@ class barrier {
   // Lane task t's part of one warp instruction whose lanes arrive together (each on its own
   // barrier, as mbarrier.arrive.shared::cluster with lane r addressing CTA r), performed by the
   // current task with no scheduling point in between: `when` is t's time for it (its clock
-  // already knows, in execution order, the other lanes' parts). See target::arrive_each_cta.
+  // already knows, in execution order, the other lanes' parts). See target::mbarrier_arrive_shared_cluster_lanes.
   void arrive_in_step(int t, uint64_t when, sem m) {
     const char* op = "mbarrier.arrive.shared::cluster";
     check_use(t, op);

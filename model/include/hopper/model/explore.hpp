@@ -54,6 +54,7 @@ struct exploration {
   bool complete = false;        // explore_all / explore_por: every interleaving (class) was run
   uint64_t sleep_blocked = 0;   // explore_por: runs ended early as redundant (not a class)
   std::vector<outcome> failed;  // the first few failing runs, with their seeds
+  uint64_t first_failure = 0;   // the run (counted from 1) that failed first; 0: none did
   bool clean() const { return failures == 0; }
   // explore_por: the schedule classes (orders of dependent steps) run to their end or report.
   uint64_t classes() const { return runs - sleep_blocked; }
@@ -76,6 +77,7 @@ inline exploration explore_seeds(const program& p, uint64_t first_seed, uint64_t
     ++e.runs;
     if (!r.ok) {
       ++e.failures;
+      if (e.failures == 1) e.first_failure = e.runs;
       if (e.failed.size() < 4) e.failed.push_back(r);
       if (stop_at_first_failure) break;
     }
@@ -94,6 +96,7 @@ inline exploration explore_all(const program& p, uint64_t max_runs, run_options 
     ++e.runs;
     if (!r.ok) {
       ++e.failures;
+      if (e.failures == 1) e.first_failure = e.runs;
       if (e.failed.size() < 4) e.failed.push_back(r);
     }
     long i = long(made.size()) - 1;
@@ -117,7 +120,10 @@ using runner = std::function<outcome(const run_options&)>;
 // only read or update it: scheduler.hpp, access), up to max_runs runs: e.complete says whether
 // every class was run, e.classes() how many. A bug that some schedule shows is reported in at
 // least one class; a program clean here is clean in every schedule of the model.
-inline exploration explore_por(const runner& run, uint64_t max_runs, run_options base = {}) {
+// `stop_at_first_failure`: end at the first failing run (e.first_failure), to count the runs a
+// bug takes to be found.
+inline exploration explore_por(const runner& run, uint64_t max_runs, run_options base = {},
+                               bool stop_at_first_failure = false) {
   exploration e;
   por_search search;
   base.chooser = &search;
@@ -130,9 +136,11 @@ inline exploration explore_por(const runner& run, uint64_t max_runs, run_options
     if (r.sleep_blocked) ++e.sleep_blocked;
     if (!r.ok) {
       ++e.failures;
+      if (e.failures == 1) e.first_failure = e.runs;
       if (e.failed.size() < 4) e.failed.push_back(r);
     }
     search.end_run();
+    if (!r.ok && stop_at_first_failure) break;
     if (!search.next()) {
       e.complete = true;
       break;
@@ -140,8 +148,9 @@ inline exploration explore_por(const runner& run, uint64_t max_runs, run_options
   }
   return e;
 }
-inline exploration explore_por(const program& p, uint64_t max_runs, run_options base = {}) {
-  return explore_por([&p](const run_options& o) { return run_once(p, o); }, max_runs, base);
+inline exploration explore_por(const program& p, uint64_t max_runs, run_options base = {},
+                               bool stop_at_first_failure = false) {
+  return explore_por([&p](const run_options& o) { return run_once(p, o); }, max_runs, base, stop_at_first_failure);
 }
 
 }  // namespace hopper::model

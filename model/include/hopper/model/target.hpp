@@ -11,8 +11,8 @@
 //   world w(run_options{seed});
 //   buffer& in = w.make_global("in", bytes);
 //   launch(w, {grid, block, cluster}, [&](target& t) {
-//     auto& ring = t.cta_shared<ring_type>("ring");         // one object per CTA, all its threads
-//     auto stages = t.shared_buffer("stages", n, bytes);    // a tracked shared buffer per CTA
+//     auto& ring = cta_shared<ring_type>(t, "ring");        // one object per CTA, all its threads
+//     auto stages = shared_buffer(t, "stages", n, bytes);   // a tracked shared buffer per CTA
 //     body(t, ring, stages, gmem<const uint8_t>(in), ...);   // the kernel's own source
 //   });
 //   w.run();                                                 // throws model_error on a report
@@ -36,7 +36,6 @@
 #include "hopper/model/wgmma.hpp"
 #include "hopper/model/world.hpp"
 #include "hopper/phase.hpp"
-#include "hopper/pipeline.cuh"
 #include "hopper/ptx/qualifiers.hpp"
 #include "hopper/trace.hpp"
 
@@ -285,6 +284,17 @@ class launch_state {
 
 // ---- the target -------------------------------------------------------------------------------
 
+// A tensor map with the call site of the tensor copy that takes it. A tensor copy's parameters end
+// with its coordinates (a parameter pack), so no default argument can follow them; the implicit
+// conversion from the map takes the caller's file and line instead (a converting constructor's
+// default argument is evaluated at the call, in the caller).
+struct tensor_map_at {
+  const tensor_view& view;
+  src_loc loc;
+  tensor_map_at(const tensor_view& v, src_loc l = src_loc::current())  // implicit: converts at the call
+      : view(v), loc(l) {}
+};
+
 class target {
  public:
   using barrier_type = mbarrier_slot;
@@ -314,16 +324,14 @@ class target {
   uint32_t cluster_rank() const { return cta_ % l_->shape().cluster; }
   uint32_t cluster_size() const { return l_->shape().cluster; }
 
-  // ---- what only the host sets up -----------------------------------------------------------
-  world& w() const { return l_->w(); }
+  // What only the host sets up (the CTA's objects and stage memory, the world) is not a member: a
+  // body receives this object, and what it can call here it can call on the device too. The
+  // launch's lambda, the model's kernel entry, sets up through the free functions below.
+  friend world& world_of(const target& t);
   template <class T>
-  T& cta_shared(const std::string& name) const {
-    return l_->template cta_shared<T>(cta_, name);
-  }
-  // A shared buffer of `stages` x `stage_bytes` bytes of this CTA (its accesses tracked to the byte).
-  smem<uint8_t> shared_buffer(const std::string& name, size_t stages, size_t stage_bytes) const {
-    return smem<uint8_t>(l_->shared_buffer(cta_, name, stages, stage_bytes));
-  }
+  friend T& cta_shared(const target& t, const std::string& name);
+  friend smem<uint8_t> shared_buffer(const target& t, const std::string& name, size_t stages, size_t stage_bytes);
+  friend wgmma_warpgroup& wgmma_unit(const target& t);
 
   // ---- memory -------------------------------------------------------------------------------
   template <class E>
@@ -447,6 +455,30 @@ class target {
     w().at(loc);
     (void)remote(r, "mbarrier.arrive.expect_tx.shared::cluster").arrive_expect_tx(bytes, arrive_sem<S>(), SC);
   }
+  // mapa + mbarrier.arrive.shared::cluster, one instruction of the converged warp: lanes 0..n-1
+  // arrive, lane r on CTA r's barrier. An
+  // instruction issues for all its active lanes at once (a warp is never preempted inside one),
+  // so the lanes meet and the last to come performs every lane's arrive in one step, each
+  // knowing, in execution order, that the others' are done: lane 0's arrive on CTA 0 is then
+  // ordered after lane 1's on CTA 1, which is what a protocol that waits on CTA 0's barrier and
+  // then arrives on CTA 1's relies on (one-sided multicast).
+  template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
+  void mbarrier_arrive_shared_cluster_lanes(barrier_type& b, uint32_t n, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    auto& parts = l_->warp_arrives(cta_, warp());
+    if (lane() < n) parts.push_back({&remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster"), w().current()});
+    named_barrier& nb = l_->warp_sync(cta_, warp());
+    nb.wait(nb.arrive([this, &parts] {
+      world& wd = w();
+      std::vector<uint64_t> when(parts.size());
+      for (size_t i = 0; i < parts.size(); ++i) when[i] = wd.clock(parts[i].second).tick_own(parts[i].second);
+      for (auto& [bar, t] : parts)
+        for (size_t i = 0; i < parts.size(); ++i) wd.clock(t).saw(parts[i].second, when[i]);
+      for (size_t i = 0; i < parts.size(); ++i)
+        parts[i].first->arrive_in_step(parts[i].second, when[i], arrive_sem<S>());
+      parts.clear();
+    }));
+  }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
     w().at(loc);
@@ -558,42 +590,48 @@ class target {
   }
 
   // ---- tensor copies ------------------------------------------------------------------------
+  // A tensor copy ends with its coordinates, so its call site comes with the tensor map
+  // (tensor_map_at, converted at the call).
   template <class D, class... C>
-  void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, const tensor_view& map, barrier_type& b, C... c) const {
-    w().at(src_loc{});  // no call site: a parameter pack ends the parameter list
-    w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map, tensor_coords(c...),
+  void cp_async_bulk_tensor_shared_cluster_global(smem<D> dst, tensor_map_at map, barrier_type& b, C... c) const {
+    w().at(map.loc);
+    w().cp_async_bulk_tensor_shared_global(dst.buf(), dst.offset(), map.view, tensor_coords(c...),
                                            bar(b, "cp.async.bulk.tensor.shared::cluster.global"));
   }
   template <class D, class... C>
-  void cp_async_bulk_tensor_shared_cluster_global_hint(smem<D> dst, const tensor_view& map, barrier_type& b,
-                                                       uint64_t policy, C... c) const {
+  void cp_async_bulk_tensor_shared_cluster_global_hint(smem<D> dst, tensor_map_at map, barrier_type& b, uint64_t policy,
+                                                       C... c) const {
+    w().at(map.loc);
     check_policy(policy, "cp.async.bulk.tensor.L2::cache_hint");
     cp_async_bulk_tensor_shared_cluster_global(dst, map, b, c...);
   }
   template <class D, class... C>
-  void cp_async_bulk_tensor_shared_cluster_global_multicast(smem<D> dst, const tensor_view& map, barrier_type& b,
+  void cp_async_bulk_tensor_shared_cluster_global_multicast(smem<D> dst, tensor_map_at map, barrier_type& b,
                                                             uint16_t cta_mask, C... c) const {
+    w().at(map.loc);
     const char* op = "cp.async.bulk.tensor.shared::cluster.global.multicast::cluster";
-    w().cp_async_bulk_tensor_shared_global_multicast(multicast_targets(dst.buf(), b, cta_mask, op), dst.offset(), map,
-                                                     tensor_coords(c...));
+    w().cp_async_bulk_tensor_shared_global_multicast(multicast_targets(dst.buf(), b, cta_mask, op), dst.offset(),
+                                                     map.view, tensor_coords(c...));
   }
   template <class S, class... C>
-  void cp_async_bulk_tensor_global_shared_cta(const tensor_view& map, smem<S> src, C... c) const {
-    w().at(src_loc{});  // no call site: a parameter pack ends the parameter list
-    w().cp_async_bulk_tensor_global_shared(map, tensor_coords(c...), src.buf(), src.offset());
+  void cp_async_bulk_tensor_global_shared_cta(tensor_map_at map, smem<S> src, C... c) const {
+    w().at(map.loc);
+    w().cp_async_bulk_tensor_global_shared(map.view, tensor_coords(c...), src.buf(), src.offset());
   }
   template <class S, class... C>
-  void cp_async_bulk_tensor_global_shared_cta_hint(const tensor_view& map, smem<S> src, uint64_t policy, C... c) const {
+  void cp_async_bulk_tensor_global_shared_cta_hint(tensor_map_at map, smem<S> src, uint64_t policy, C... c) const {
+    w().at(map.loc);
     check_policy(policy, "cp.async.bulk.tensor.global.shared::cta.L2::cache_hint");
     cp_async_bulk_tensor_global_shared_cta(map, src, c...);
   }
   template <class... C>
-  void cp_async_bulk_prefetch_tensor_L2_global(const tensor_view& map, C...) const {
+  void cp_async_bulk_prefetch_tensor_L2_global(tensor_map_at map, C...) const {
+    w().at(map.loc);
     w().yield();
-    if (!map.mem) scheduler::misuse("cp.async.bulk.prefetch.tensor of a tensor_view without a buffer");
-    if (sizeof...(C) != map.dims.size())
+    if (!map.view.mem) scheduler::misuse("cp.async.bulk.prefetch.tensor of a tensor_view without a buffer");
+    if (sizeof...(C) != map.view.dims.size())
       scheduler::misuse("cp.async.bulk.prefetch.tensor with " + std::to_string(sizeof...(C)) +
-                        " coordinates for a rank-" + std::to_string(map.dims.size()) + " tensor");
+                        " coordinates for a rank-" + std::to_string(map.view.dims.size()) + " tensor");
   }
   void prefetch_tensormap(const tensor_view&) const { w().yield(); }
   // createpolicy.fractional: an opaque policy; the model only checks that copies get one.
@@ -686,7 +724,7 @@ class target {
   // descriptors' addresses; d is written when mma_async is issued (see wgmma.hpp for the rules).
   void wgmma_fence(src_loc loc = src_loc::current()) const {
     w().at(loc);
-    wgmma_unit().fence(w(), tid_ % 128u);
+    tensor_cores().fence(w(), tid_ % 128u);
   }
   template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
   void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool scale_d,
@@ -700,100 +738,29 @@ class target {
     wgmma_mma_args a;
     a.n = N, a.scale_a = ScaleA, a.scale_b = ScaleB, a.trans_a = TransA, a.trans_b = TransB;
     a.desc_a = desc_a, a.desc_b = desc_b, a.scale_d = scale_d;
-    wgmma_unit().mma_async(w(), tid_ % 128u, a, d);
+    tensor_cores().mma_async(w(), tid_ % 128u, a, d);
   }
   void wgmma_commit_group(src_loc loc = src_loc::current()) const {
     w().at(loc);
-    wgmma_unit().commit_group(w(), tid_ % 128u);
+    tensor_cores().commit_group(w(), tid_ % 128u);
   }
   template <int N>
   void wgmma_wait_group(src_loc loc = src_loc::current()) const {
     w().at(loc);
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
-    wgmma_unit().wait_group(w(), tid_ % 128u, unsigned(N));
+    tensor_cores().wait_group(w(), tid_ % 128u, unsigned(N));
   }
   // The register hazard is not modelled (the model writes d at issue): nothing to do.
   template <int R>
   void wgmma_fence_operand(float (&)[R]) const {}
-  // The model's tensor core of this thread's warpgroup.
-  wgmma_warpgroup& wgmma_unit() const {
-    return l_->template cta_shared<wgmma_cta>(cta_, "(tensor cores)")
-        .warpgroup(int(cta_), warpgroup(), block_threads());
-  }
-
-  // ---- as the pipeline's backend ------------------------------------------------------------
+  // ---- call sites ---------------------------------------------------------------------------
   // The pipeline's callers' call sites (hopper/source_location.hpp): pinned for the members the
   // pipeline calls on their behalf.
   using source_location_type = src_loc;
   void pin_source(const src_loc& loc) const { w().pin(loc); }
   void unpin_source() const { w().unpin(); }
-  bool init_thread() const { return tid_ == 0; }
-  void init(barrier_type& b, uint32_t count, const char* name = nullptr, uint32_t index = 0,
-            src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    mbarrier_init(b, count, name, index, loc);
-  }
-  void fence_init(src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    w().fence_mbarrier_init();
-  }
-  void sync_cta(src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    syncthreads(loc);
-  }
-  void sync_cluster(src_loc loc = src_loc::current()) {
-    w().at(loc);
-    barrier_cluster_arrive_aligned(loc);
-    barrier_cluster_wait_aligned(loc);
-  }
-  void arrive_expect_tx(barrier_type& b, uint32_t bytes, src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    (void)bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes);
-  }
-  template <release_sem S = release_sem::release>
-  void arrive(barrier_type& b, src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    static_assert(valid_release_sem(S), "a release is .release or .relaxed");
-    (void)bar(b, "mbarrier.arrive").arrive(1, S);
-  }
-  // One instruction of the converged warp: lanes 0..n-1 arrive, lane r on CTA r's barrier. An
-  // instruction issues for all its active lanes at once (a warp is never preempted inside one),
-  // so the lanes meet and the last to come performs every lane's arrive in one step, each
-  // knowing, in execution order, that the others' are done: lane 0's arrive on CTA 0 is then
-  // ordered after lane 1's on CTA 1, which is what a protocol that waits on CTA 0's barrier and
-  // then arrives on CTA 1's relies on (one-sided multicast).
-  template <release_sem S = release_sem::release>
-  void arrive_each_cta(barrier_type& b, uint32_t n, src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    static_assert(valid_release_sem(S), "a release is .release or .relaxed");
-    auto& parts = l_->warp_arrives(cta_, warp());
-    if (lane() < n) parts.push_back({&remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster"), w().current()});
-    named_barrier& nb = l_->warp_sync(cta_, warp());
-    nb.wait(nb.arrive([this, &parts] {
-      world& wd = w();
-      std::vector<uint64_t> when(parts.size());
-      for (size_t i = 0; i < parts.size(); ++i) when[i] = wd.clock(parts[i].second).tick_own(parts[i].second);
-      for (auto& [bar, t] : parts)
-        for (size_t i = 0; i < parts.size(); ++i) wd.clock(t).saw(parts[i].second, when[i]);
-      for (size_t i = 0; i < parts.size(); ++i) parts[i].first->arrive_in_step(parts[i].second, when[i], S);
-      parts.clear();
-    }));
-  }
-  template <release_sem S = release_sem::release>
-  void arrive_on_cta(barrier_type& b, uint32_t rank, src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    static_assert(valid_release_sem(S), "a release is .release or .relaxed");
-    (void)remote(mapa(b, rank), "mbarrier.arrive.shared::cluster").arrive(1, S);
-  }
-  void wait(barrier_type& b, uint32_t p, bool /*cluster_scope*/, src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    bar(b, "mbarrier.try_wait.parity").wait(p);
-  }
-  void warp_sync(src_loc loc = src_loc::current()) const {
-    w().at(loc);
-    syncwarp(loc);
-  }
-  bool warp_leader() const { return lane() == 0; }
+
+  // ---- traces (hopper/trace.hpp) -------------------------------------------------------------
   void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) const {
     auto* tl = l_->timeline();
     if (!tl || lane() != 0) return;
@@ -809,6 +776,13 @@ class target {
   }
 
  private:
+  world& w() const { return l_->w(); }
+  // The model's tensor core of this thread's warpgroup.
+  wgmma_warpgroup& tensor_cores() const {
+    return l_->template cta_shared<wgmma_cta>(cta_, "(tensor cores)")
+        .warpgroup(int(cta_), warpgroup(), block_threads());
+  }
+
   static constexpr uint64_t kPolicy = 0x1000000000000000ull;
 
   // A tensor copy's coordinates are the instruction's .s32 operands: a value outside int32 (the
@@ -923,6 +897,23 @@ class target {
   uint32_t tid_;
   uint64_t cluster_gen_ = 0;
 };
+
+// ---- host-side setup, for the launch's lambda ------------------------------------------------
+
+// The world the thread runs in.
+inline world& world_of(const target& t) { return t.w(); }
+// The CTA's one object of type T named `name` (barrier storage): the same object for all its threads.
+template <class T>
+T& cta_shared(const target& t, const std::string& name) {
+  return t.l_->template cta_shared<T>(t.cta_, name);
+}
+// A shared buffer of `stages` x `stage_bytes` bytes of the thread's CTA (its accesses tracked to the
+// byte), the same buffer for all its threads.
+inline smem<uint8_t> shared_buffer(const target& t, const std::string& name, size_t stages, size_t stage_bytes) {
+  return smem<uint8_t>(t.l_->shared_buffer(t.cta_, name, stages, stage_bytes));
+}
+// The model's tensor core of the thread's warpgroup (for tests that drive wgmma directly).
+inline wgmma_warpgroup& wgmma_unit(const target& t) { return t.tensor_cores(); }
 
 // Spawns one task per thread of the grid, each running body(target&). Run the world afterwards.
 // `timeline`, if given, receives the pipeline's trace records.
