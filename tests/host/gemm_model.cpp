@@ -8,14 +8,17 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 #include <utility>
 
+#include "hopper/model/explore.hpp"
 #include "tests/host/gemm_on_model.hpp"
 
 namespace {
 
 using namespace gemm_model;
+using gemm_model::outcome;  // not the model's (explore.hpp)
 
 std::string describe(const hg::problem& p, const hg::config& cf, int resident, uint64_t seed) {
   return std::to_string(p.M) + "x" + std::to_string(p.N) + "x" + std::to_string(p.K) + " " +
@@ -189,6 +192,42 @@ TEST(GemmModel, ClusterOf2ManySeedsAndSlowPeers) {
       const check k = compare(p, o, r.c, true);
       EXPECT_EQ(k.wrong + k.unwritten, 0u) << "slow CTA " << slow << ": " << k.first;
     }
+}
+
+// One GEMM tile (128 x 64, one k-block: the producer, two consumer warpgroups, the epilogue)
+// under explore_por, the search over every schedule up to the order of independent steps, for at
+// most kTileRuns runs (200 in CI): each explored run is clean with every element right. The count printed
+// says how many classes were covered and whether that was all of them.
+TEST(GemmModel, OneTileExplored) {
+  using T = traits_of<11, uint16_t, false, false>;  // 128 x 64, no cluster
+  static_assert(hg::instances[11].bm == 128 && hg::instances[11].bn == 64, "the 128 x 64 instance");
+  // HOPPER_TILE_RUNS raises the bound outside CI.
+  const char* env = std::getenv("HOPPER_TILE_RUNS");
+  const uint64_t kTileRuns = env ? std::strtoull(env, nullptr, 10) : 200;
+  hg::problem p;
+  p.M = 128, p.N = 64, p.K = 64;
+  const operands o = random_operands(p, 3);
+  uint64_t wrong = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const exploration e = explore_por(
+      [&](const run_options& opt) {
+        const outcome r = run<T>(p, config_of(hg::instances[11]), 1, o, 1, -1, opt.chooser);
+        hopper::model::outcome m;
+        m.ok = r.error.empty();
+        m.message = r.error;
+        if (m.ok && !opt.chooser->ended_early()) {
+          const check k = compare(p, o, r.c, true);
+          wrong += k.wrong + k.unwritten;
+        }
+        return m;
+      },
+      kTileRuns);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(e.clean()) << e.summary();
+  EXPECT_EQ(wrong, 0u);
+  std::printf("  one tile: %llu classes (%llu runs, %llu redundant)%s, %.1f s\n", (unsigned long long)e.classes(),
+              (unsigned long long)e.runs, (unsigned long long)e.sleep_blocked,
+              e.complete ? ", every class" : ", not every class", s);
 }
 
 }  // namespace

@@ -66,9 +66,10 @@ struct outcome {
 // that many clusters).
 template <class T>
 outcome run(const hg::problem& p, const hg::config& cf, int resident, const operands& o, uint64_t seed,
-            int slow_cta = -1) {
+            int slow_cta = -1, step_chooser* chooser = nullptr) {
   run_options opt;
   opt.seed = seed;
+  opt.chooser = chooser;
   opt.slow_cta = slow_cta;
   opt.stack_bytes = 64 * 1024;
   opt.step_limit = 50000000;
