@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "hopper/model/clock.hpp"
 #include "hopper/model/scheduler.hpp"
@@ -38,7 +39,7 @@ class named_barrier {
     s_.touch(obj_, arrived_ + 1 == count_ ? access::write : access::update);
     if (++arrived_ == count_) {
       if (last) last();
-      released_[generation_] = gathering_;
+      released_[generation_] = std::move(gathering_);
       gathering_ = hb_clock{};
       arrived_ = 0;
       ++generation_;

@@ -451,8 +451,7 @@ class scheduler {
   // through synchronisation (a __syncwarp before an elected arrive), as a phrase, or empty.
   std::string relaxed_arrive_after(int t, uint64_t after) const {
     for (const auto& a : relaxed_arrives_) {
-      const uint64_t known = size_t(t) < a.knew.size() ? a.knew[size_t(t)] : 0;
-      if (known < after) continue;
+      if (a.knew.get(size_t(t)) < after) continue;
       return "the arrive on barrier " + a.bar + " by " + where(a.task) + " after this read was " + a.why;
     }
     return {};
@@ -856,7 +855,7 @@ class scheduler {
     int task;
     std::string bar;
     std::string why;
-    std::vector<uint64_t> knew;  // the arriving task's clock (memory order) at the arrive
+    grow_vec knew;  // the arriving task's clock (memory order) at the arrive
   };
   std::vector<relaxed_arrive> relaxed_arrives_;
 };
