@@ -1,13 +1,11 @@
 // Warps as tasks under a seeded, deterministic scheduler.
 //
-// Each task is ordinary C++ (a std::function) running on its own stack as a ucontext
-// coroutine; exactly one runs at a time and control returns to the scheduler only at the
-// model's synchronising operations (arrive, wait, copy issue, fence, named barrier ...). At
-// each such point the scheduler picks, from a seeded generator (or from a replayed prefix
-// when exploring every interleaving), one of: a ready task, or a pending action of the
-// asynchronous agents (the copy engine landing bytes, a bulk store finishing its read). A
-// blocked task (a wait whose phase has not completed) is ready again only when its condition
-// holds. When no task is ready and no agent has work while some task is still live, that is a
+// Each task is ordinary C++ (a std::function) running on its own stack as a coroutine; exactly one runs at a time and
+// control returns to the scheduler only at the model's synchronising operations (arrive, wait, copy issue, fence, named
+// barrier ...). At each such point the scheduler picks, from a seeded generator (or from a replayed prefix when
+// exploring every interleaving), one of: a ready task, or a pending action of the asynchronous agents (the copy engine
+// landing bytes, a bulk store finishing its read). A blocked task (a wait whose phase has not completed) is ready again
+// only when its condition holds. When no task is ready and no agent has work while some task is still live, that is a
 // deadlock, reported with each task, what it waits on and the barrier's counts. A step limit
 // catches programs that spin forever; it reports where each task stopped.
 //
@@ -17,8 +15,6 @@
 // task that loops forever without calling the model cannot be preempted (none of the model's
 // programs do).
 #pragma once
-#include <ucontext.h>
-
 #if defined(__SANITIZE_ADDRESS__)
 #define HOPPER_MODEL_ASAN_FIBERS 1
 #elif defined(__has_feature)
@@ -28,6 +24,13 @@
 #endif
 #if defined(HOPPER_MODEL_ASAN_FIBERS)
 #include <sanitizer/common_interface_defs.h>
+#endif
+// On x86-64 a switch only exchanges stack pointers (detail::switch_stack); elsewhere, and under
+// AddressSanitizer, it is swapcontext, which also saves the signal mask: a system call per switch.
+#if defined(__x86_64__) && !defined(HOPPER_MODEL_ASAN_FIBERS)
+#define HOPPER_MODEL_STACK_SWITCH 1
+#else
+#include <ucontext.h>
 #endif
 
 #include <algorithm>
@@ -136,6 +139,58 @@ struct trace_event {
 namespace detail {
 struct task_abort {};     // unwinds a task's stack when the run stops on a report
 struct sleep_blocked {};  // ends a run whose every enabled step is asleep (explore_por)
+
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+// A suspended coroutine: its stack pointer, at which lie its frame pointer and where it resumes.
+struct context {
+  void* sp = nullptr;
+};
+// Suspends the running code into `from` and resumes `to`. An opaque call (never inlined, and for
+// GCC no interprocedural register allocation, which would let callers keep values in registers
+// this function leaves alone but the code it switches to does not), so the caller keeps nothing
+// in caller-saved registers across it; the callee-saved ones are saved by the prologue this
+// clobber list gives the function, except the frame pointer, pushed here. The red zone below the
+// stack pointer is stepped over first: a leaf function may keep data there. A fresh context
+// (start_stack) finds its argument in the frame pointer slot, moved to rdi. The x87 and MXCSR
+// control words are not switched: the model's tasks do not change them.
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+inline void
+switch_stack(context* from, const context* to) {
+  void* to_sp = to->sp;
+  asm volatile(
+      "subq $128, %%rsp\n\t"
+      "leaq 1f(%%rip), %%rax\n\t"
+      "pushq %%rax\n\t"
+      "pushq %%rbp\n\t"
+      "movq %%rsp, (%%rdi)\n\t"
+      "movq %%rsi, %%rsp\n\t"
+      "popq %%rbp\n\t"
+      "popq %%rax\n\t"
+      "movq %%rbp, %%rdi\n\t"
+      "jmpq *%%rax\n\t"
+      "1:\n\t"
+      "addq $128, %%rsp\n\t"
+      : "+D"(from), "+S"(to_sp)
+      :
+      : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc");
+}
+// A context that, when first switched to, calls fn(arg) on the stack [base, base + bytes); fn
+// must never return (it switches away for good instead).
+inline context start_stack(char* base, size_t bytes, void (*fn)(void*), void* arg) {
+  auto top = (reinterpret_cast<uintptr_t>(base) + bytes) & ~uintptr_t(15);
+  auto* slot = reinterpret_cast<uintptr_t*>(top);
+  slot[-1] = 0;                                 // fn's return address: none (ends a backtrace)
+  slot[-2] = reinterpret_cast<uintptr_t>(fn);   // where switch_stack jumps
+  slot[-3] = reinterpret_cast<uintptr_t>(arg);  // popped as the frame pointer, moved to rdi
+  return context{slot - 3};
+}
+#else
+using context = ucontext_t;
+#endif
 }  // namespace detail
 
 class scheduler {
@@ -540,7 +595,7 @@ class scheduler {
     std::function<bool()> ready_fn;
     std::string name;
     std::function<void()> body;
-    ucontext_t ctx{};
+    detail::context ctx{};
     std::unique_ptr<char[]> stack;
     std::function<std::string()> what_fn;
     std::string last = "start";
@@ -570,8 +625,13 @@ class scheduler {
                                           [](const touch_rec& r) { return r.how == access::read; }));
   }
 
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+  static void entry(void* p) {
+    auto* self = static_cast<scheduler*>(p);
+#else
   static void entry(unsigned lo, unsigned hi) {
     auto* self = reinterpret_cast<scheduler*>((uintptr_t(hi) << 32) | uintptr_t(lo));
+#endif
     task& t = *self->tasks_[size_t(self->current_)];
     self->arrived_on_task(nullptr);
     try {
@@ -590,20 +650,26 @@ class scheduler {
     }
     self->slots_[size_t(t.id)].status = state::done;
     self->leaving_task_for_good();
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+    detail::switch_stack(&t.ctx, &self->main_);  // never resumed: its stack is freed
+    __builtin_unreachable();
+#endif
     // returns through uc_link to the scheduler
   }
 
   // Every switch between the scheduler's stack and a task's goes through these, so that
   // AddressSanitizer knows which stack is live (its fiber interface); without ASan they are
-  // plain swapcontext.
+  // plain switches.
   void to_task(task& t) {
 #if defined(HOPPER_MODEL_ASAN_FIBERS)
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, t.stack.get(), opt_.stack_bytes);
     swapcontext(&main_, &t.ctx);
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#elif defined(HOPPER_MODEL_STACK_SWITCH)
+    detail::switch_stack(&main_, &t.ctx);
 #else
-    swapcontext(&main_, &t.ctx);
+  swapcontext(&main_, &t.ctx);
 #endif
   }
   void to_main(task& t) {
@@ -612,8 +678,10 @@ class scheduler {
     __sanitizer_start_switch_fiber(&fake, main_stack_, main_stack_size_);
     swapcontext(&t.ctx, &main_);
     arrived_on_task(fake);
+#elif defined(HOPPER_MODEL_STACK_SWITCH)
+    detail::switch_stack(&t.ctx, &main_);
 #else
-    swapcontext(&t.ctx, &main_);
+  swapcontext(&t.ctx, &main_);
 #endif
   }
   void arrived_on_task([[maybe_unused]] void* fake) {
@@ -631,6 +699,9 @@ class scheduler {
     if (!t.started) {
       t.started = true;
       t.stack.reset(new char[opt_.stack_bytes]);
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+      t.ctx = detail::start_stack(t.stack.get(), opt_.stack_bytes, &scheduler::entry, this);
+#else
       getcontext(&t.ctx);
       t.ctx.uc_stack.ss_sp = t.stack.get();
       t.ctx.uc_stack.ss_size = opt_.stack_bytes;
@@ -638,6 +709,7 @@ class scheduler {
       const auto p = uintptr_t(this);
       makecontext(&t.ctx, reinterpret_cast<void (*)()>(&scheduler::entry), 2, unsigned(p & 0xffffffffu),
                   unsigned(p >> 32));
+#endif
     }
     current_ = t.id;
     slots_[size_t(t.id)].status = state::running;
@@ -821,7 +893,7 @@ class scheduler {
   uint64_t unkeyed_epoch_ = ~uint64_t(0);
   std::vector<slot> slots_;  // per task: what every step reads (slot)
   std::set<int> exited_;
-  ucontext_t main_{};
+  detail::context main_{};
   const void* main_stack_ = nullptr;  // the scheduler's stack, as ASan's fiber interface saw it
   size_t main_stack_size_ = 0;
   int current_ = -1;
