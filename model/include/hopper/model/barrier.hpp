@@ -59,7 +59,7 @@ class barrier {
     prev_ = cur_ = phase_events{};
     completed_ = hb_clock{};
     current_ = hb_clock{};
-    s_.record("mbarrier.init", name(), "count " + std::to_string(count));
+    s_.record("mbarrier.init", name(), [&] { return "count " + std::to_string(count); });
   }
 
   // mbarrier.arrive{.release|.relaxed}.shared::{cta|cluster}.b64 state, [addr], count
@@ -152,7 +152,7 @@ class barrier {
       st_.complete_tx(bytes);
       current_.join_execution_order(issued_at);  // after the state check: a rejected op leaves nothing
     });
-    s_.record(op, name(), copy + ", " + std::to_string(bytes) + " bytes");
+    s_.record(op, name(), [&] { return copy + ", " + std::to_string(bytes) + " bytes"; });
     return phase;
   }
 
@@ -342,7 +342,8 @@ class barrier {
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });
     last_arrive_[t] = tok.phase;
-    s_.record(op, name(), "phase " + std::to_string(tok.phase) + ", pending before " + std::to_string(tok.pending));
+    s_.record(op, name(),
+              [&] { return "phase " + std::to_string(tok.phase) + ", pending before " + std::to_string(tok.pending); });
     return tok;
   }
 
@@ -430,7 +431,7 @@ class barrier {
       prev_ = std::move(cur_);
       cur_ = phase_events{};
       s_.notify(key_);
-      s_.record("phase complete", name(), "phase " + std::to_string(before));
+      s_.record("phase complete", name(), [&] { return "phase " + std::to_string(before); });
     }
   }
 

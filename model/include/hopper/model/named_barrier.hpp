@@ -45,7 +45,7 @@ class named_barrier {
       ++generation_;
       s_.notify(key_);
     }
-    s_.record("bar.arrive", name_, "generation " + std::to_string(gen));
+    s_.record("bar.arrive", name_, [&] { return "generation " + std::to_string(gen); });
     return gen;
   }
   // barrier.cluster.wait.acquire: blocks until generation `gen` is complete.
@@ -60,7 +60,7 @@ class named_barrier {
                      key_);
     s_.touch(obj_, access::acquire);
     s_.clock(t).join(released_[gen]);
-    s_.record("bar.wait", name_, "generation " + std::to_string(gen));
+    s_.record("bar.wait", name_, [&] { return "generation " + std::to_string(gen); });
   }
   // bar.sync id, count / barrier.cluster.arrive + wait
   void sync() { wait(arrive()); }

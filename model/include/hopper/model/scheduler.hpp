@@ -44,6 +44,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hopper/model/clock.hpp"
@@ -513,14 +514,27 @@ class scheduler {
   }
 
   // ---- trace ------------------------------------------------------------------------------
-  void record(const std::string& op, const std::string& object, const std::string& detail = {}) {
-    if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
+  // The current task's operation `op` on `object`: where it is (a report's "last at") and, when
+  // tracing, an event whose detail is detail(), built only then (most runs trace nothing, and
+  // every operation records).
+  template <class Detail>
+  void record(std::string_view op, std::string_view object, const Detail& detail) {
+    note(op, object);
     if (opt_.trace)
-      trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, op, object, detail});
+      trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, std::string(op),
+                        std::string(object), detail()});
   }
-  // Where the current task is, for a step-limit report (no trace event).
-  void note(const std::string& op, const std::string& object) {
-    if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
+  void record(std::string_view op, std::string_view object) {
+    record(op, object, [] { return std::string(); });
+  }
+  // Where the current task is, for a step-limit report (no trace event). Written in place: the
+  // string keeps its buffer from one operation to the next.
+  void note(std::string_view op, std::string_view object) {
+    if (current_ < 0) return;
+    std::string& last = tasks_[size_t(current_)]->last;
+    last.assign(op);
+    last += ' ';
+    last += object;
   }
   const std::vector<trace_event>& trace() const { return trace_; }
 

@@ -191,7 +191,7 @@ class wgmma_warpgroup {
       const size_t n = uncommitted_.size();
       committed_.push_back(std::move(uncommitted_));
       uncommitted_.clear();
-      w.record("wgmma.commit_group.sync.aligned", name(), std::to_string(n) + " mma_async");
+      w.record("wgmma.commit_group.sync.aligned", name(), [&] { return std::to_string(n) + " mma_async"; });
     });
   }
 
@@ -204,7 +204,7 @@ class wgmma_warpgroup {
         for (auto& op : committed_.front()) retiring_.push_back(op);
         committed_.pop_front();
       }
-      w.record("wgmma.wait_group.sync.aligned", name(), std::to_string(n));
+      w.record("wgmma.wait_group.sync.aligned", name(), [&] { return std::to_string(n); });
     });
     // retiring_ stays as the last thread left it until every thread has come back to another
     // wait_group, so each thread records its own retirement here.
@@ -358,7 +358,7 @@ class wgmma_warpgroup {
     }
     uncommitted_.push_back(op);
     ++issued_;
-    w.record(instr, name(), "A " + A.where + ", B " + B.where);
+    w.record(instr, name(), [&] { return "A " + A.where + ", B " + B.where; });
   }
 
   int cta_;
