@@ -275,10 +275,11 @@ class wgmma_warpgroup {
         const uint32_t u = m.address(mn_major, mn, k), p = m.physical(u);
         if ((p & ~15u) != cached_chunk) {
           cached_chunk = p & ~15u;
-          at = win.resolve(cta_, cached_chunk,
-                           op + " (operand " + which + ", element (" + std::to_string(mn) + ", " + std::to_string(k) +
-                               ") at " + shared_window::hex(u) + " before the swizzle, " +
-                               (which[0] == 'A' ? "a-desc " : "b-desc ") + m.describe() + ") reads");
+          at = win.resolve(cta_, cached_chunk, [&] {
+            return op + " (operand " + which + ", element (" + std::to_string(mn) + ", " + std::to_string(k) + ") at " +
+                   shared_window::hex(u) + " before the swizzle, " + (which[0] == 'A' ? "a-desc " : "b-desc ") +
+                   m.describe() + ") reads";
+          });
           r.chunks[at] = true;
         }
         uint16_t h;
