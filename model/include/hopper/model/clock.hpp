@@ -13,14 +13,19 @@
 //
 // Representation. A clock has an entry per task (and per barrier), and a program of a few thousand
 // threads synchronises all the time: a join that walks every entry would cost the task count at
-// each arrive and wait. The entries are kept in chunks that copies share until one of them
-// changes (copy on write), and a join takes the other side's chunk whole when it knows at least
-// as much. Clocks that met at a barrier then share nearly every chunk, so the next join compares
-// pointers for those and walks only the chunks that changed since (a task's own tick touches
-// one). Chunks are counted without atomics: a clock belongs to one world, which runs on one
-// thread.
+// each arrive and wait. So:
+// - The entries are kept in chunks that copies share until one of them changes (copy on write),
+//   and a join takes the other side's chunk whole when it knows at least as much. Clocks that met
+//   at a barrier then share nearly every chunk, and the next join compares pointers for those.
+// - A chunk that was ever shared is never written again (a write copies it), so its serial names
+//   fixed contents, and a copy remembers the serial it was made from: it knows at least that much
+//   (entries only grow). A join of a chunk with its source, the common case of a clock that
+//   learnt one thing since it met the other, takes the newer one without reading either.
+// - A task's own time is kept beside its entries, not in them: a tick changes no chunk, so the
+//   chunks a task adopted at a barrier stay shared until it learns something from another task.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -28,7 +33,8 @@
 
 namespace hopper::model {
 
-// Counters indexed from 0 that only grow (a missing one is 0), in shared chunks.
+// Counters indexed from 0 that only grow (a missing one is 0), in shared chunks. The chunks'
+// reference counts are plain integers: a clock belongs to one world, which runs on one thread.
 class grow_vec {
  public:
   grow_vec() = default;
@@ -58,8 +64,6 @@ class grow_vec {
   void raise(size_t i, uint64_t x) {
     if (get(i) < x) own(i / width)->v[i % width] = x;
   }
-  // ++entry i; returns its new value.
-  uint64_t bump(size_t i) { return ++own(i / width)->v[i % width]; }
   // Every entry the max of its own and o's.
   void join(const grow_vec& o) {
     if (c_.size() < o.c_.size()) c_.resize(o.c_.size(), nullptr);
@@ -67,10 +71,12 @@ class grow_vec {
       chunk* b = o.c_[k];
       chunk* a = c_[k];
       if (a == b || !b) continue;
-      if (!a) {
+      if (!a || b->from == a->serial) {  // b knows all a knows
+        drop(a);
         c_[k] = hold(b);
         continue;
       }
+      if (a->from == b->serial) continue;  // a knows all b knows
       bool a_ge = true, b_ge = true;
       for (size_t i = 0; i < width; ++i) {
         a_ge &= a->v[i] >= b->v[i];
@@ -90,26 +96,39 @@ class grow_vec {
  private:
   static constexpr size_t width = 32;  // entries per chunk: a warp's tasks, when ids go by lane
   struct chunk {
-    uint32_t refs;
-    uint64_t v[width];
+    uint32_t refs = 1;
+    bool shared = false;  // ever held twice: its contents are fixed
+    uint64_t serial = next_serial();
+    uint64_t from = 0;  // the serial of the chunk it was copied from (0: none); it knows at least that
+    uint64_t v[width] = {};
   };
+  // Unique across every world and thread (serials are compared, never chunks of two worlds, but
+  // the guarantee should not depend on that).
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> n{0};
+    return n.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
   static chunk* hold(chunk* p) {
-    if (p) ++p->refs;
+    if (p) {
+      ++p->refs;
+      p->shared = true;
+    }
     return p;
   }
   static void drop(chunk* p) {
     if (p && --p->refs == 0) delete p;
   }
-  // Chunk k, unshared, for writing.
+  // Chunk k, never shared, for writing.
   chunk* own(size_t k) {
     if (c_.size() <= k) c_.resize(k + 1, nullptr);
     chunk*& p = c_[k];
     if (!p) {
-      p = new chunk{1, {}};
-    } else if (p->refs > 1) {
-      chunk* copy = new chunk{1, {}};
+      p = new chunk;
+    } else if (p->shared) {
+      auto* copy = new chunk;
+      copy->from = p->serial;
       std::memcpy(copy->v, p->v, sizeof copy->v);
-      --p->refs;
+      drop(p);
       p = copy;
     }
     return p;
@@ -118,42 +137,63 @@ class grow_vec {
 };
 
 struct hb_clock {
-  grow_vec task;       // task[t]: the latest event of task t ordered before
-  grow_vec exec;       // exec[t]: ... before in execution order only (no memory)
-  grow_vec completed;  // completed[b]: phases of barrier b known complete
-  grow_vec observed;   // observed[b]: ... known complete in execution order only
-
-  uint64_t of(int t) const { return task.get(size_t(t)); }
+  // task[t]: the latest event of task t ordered before; the owner's own time is `own_time`.
+  uint64_t of(int t) const { return t == owner_ ? std::max(own_time_, task_.get(size_t(t))) : task_.get(size_t(t)); }
   // The latest event of task t known to come before, by memory ordering or by execution order
   // alone: enough to know that an asynchronous read the task retired is over, never enough to
   // read what the task wrote.
-  uint64_t exec_of(int t) const { return std::max(of(t), exec.get(size_t(t))); }
+  uint64_t exec_of(int t) const { return std::max(of(t), exec_.get(size_t(t))); }
   // Phases of b known complete with memory ordering (what a read may rely on).
-  uint64_t phases(int b) const { return completed.get(size_t(b)); }
+  uint64_t phases(int b) const { return completed_.get(size_t(b)); }
   // Phases of b known to be over, by memory ordering or by execution order alone (what an
   // arrival may rely on: it cannot be counted on a phase that is over).
-  uint64_t phases_over(int b) const { return std::max(completed.get(size_t(b)), observed.get(size_t(b))); }
-  void tick(int t) { task.bump(size_t(t)); }
-  // tick(t) on the clock of task t itself; returns its new time.
-  uint64_t tick_own(int t) { return task.bump(size_t(t)); }
+  uint64_t phases_over(int b) const { return std::max(completed_.get(size_t(b)), observed_.get(size_t(b))); }
+  // A new event of task t on t's own clock (the first tick makes t its owner); returns its time.
+  uint64_t tick_own(int t) {
+    if (owner_ < 0) owner_ = t;
+    if (t != owner_) {
+      task_.raise(size_t(t), task_.get(size_t(t)) + 1);
+      return task_.get(size_t(t));
+    }
+    return ++own_time_;
+  }
+  void tick(int t) { (void)tick_own(t); }
   // Event `when` of task t is known to come before, in execution order only.
-  void saw(int t, uint64_t when) { exec.raise(size_t(t), when); }
-  void learn(int b, uint64_t phases_done) { completed.raise(size_t(b), phases_done); }
+  void saw(int t, uint64_t when) { exec_.raise(size_t(t), when); }
+  void learn(int b, uint64_t phases_done) { completed_.raise(size_t(b), phases_done); }
   void join(const hb_clock& o) {
-    task.join(o.task);
-    exec.join(o.exec);
-    completed.join(o.completed);
-    observed.join(o.observed);
+    task_.join(o.task_);
+    learn_owner(task_, o);
+    exec_.join(o.exec_);
+    completed_.join(o.completed_);
+    observed_.join(o.observed_);
   }
   // An execution-order edge from `o` (the copy engine's complete_tx after its issue, a .relaxed
   // arrive, a .relaxed wait): every event and phase o knows of comes before in execution order;
   // no memory ordering.
   void join_execution_order(const hb_clock& o) {
-    exec.join(o.task);
-    exec.join(o.exec);
-    observed.join(o.completed);
-    observed.join(o.observed);
+    exec_.join(o.task_);
+    if (o.owner_ >= 0) exec_.raise(size_t(o.owner_), o.own_time_);
+    exec_.join(o.exec_);
+    observed_.join(o.completed_);
+    observed_.join(o.observed_);
   }
+
+ private:
+  // o's owner's own time, into `into` (or into own_time_ when it is this clock's owner too).
+  void learn_owner(grow_vec& into, const hb_clock& o) {
+    if (o.owner_ < 0) return;
+    if (o.owner_ == owner_)
+      own_time_ = std::max(own_time_, o.own_time_);
+    else
+      into.raise(size_t(o.owner_), o.own_time_);
+  }
+  grow_vec task_;       // task_[t]: the latest event of task t ordered before (see of)
+  grow_vec exec_;       // exec_[t]: ... before in execution order only (no memory)
+  grow_vec completed_;  // completed_[b]: phases of barrier b known complete
+  grow_vec observed_;   // observed_[b]: ... known complete in execution order only
+  int owner_ = -1;      // the task whose clock this is (-1: a barrier's, a copy's ...)
+  uint64_t own_time_ = 0;
 };
 
 }  // namespace hopper::model

@@ -501,13 +501,13 @@ class scheduler {
     if (why.empty())
       why = ".relaxed, which orders no memory (a stage read with generic loads is released with .release)";
     if (relaxed_arrives_.size() < 4096)
-      relaxed_arrives_.push_back({t, bar, std::move(why), tasks_.at(size_t(t))->clock.task});
+      relaxed_arrives_.push_back({t, bar, std::move(why), tasks_.at(size_t(t))->clock});
   }
   // The first .relaxed arrive that came after task t's event at time `after` in t's own order or
   // through synchronisation (a __syncwarp before an elected arrive), as a phrase, or empty.
   std::string relaxed_arrive_after(int t, uint64_t after) const {
     for (const auto& a : relaxed_arrives_) {
-      if (a.knew.get(size_t(t)) < after) continue;
+      if (a.knew.of(t) < after) continue;
       return "the arrive on barrier " + a.bar + " by " + where(a.task) + " after this read was " + a.why;
     }
     return {};
@@ -941,7 +941,7 @@ class scheduler {
     int task;
     std::string bar;
     std::string why;
-    grow_vec knew;  // the arriving task's clock (memory order) at the arrive
+    hb_clock knew;  // the arriving task's clock at the arrive (read in memory order: of)
   };
   std::vector<relaxed_arrive> relaxed_arrives_;
 };
