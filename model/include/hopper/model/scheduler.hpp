@@ -269,16 +269,21 @@ class scheduler {
     try {
       for (;;) {
         wake();
-        ready_ = ready_set_;
+        // The tasks that may run: the ready set itself, or without a slow CTA's when anything
+        // else can run.
+        const std::vector<int>* runnable = &ready_set_;
         if (opt_.slow_cta >= 0) {
           size_t fast = 0;
-          for (int id : ready_) fast += tasks_[size_t(id)]->cta != opt_.slow_cta;
-          if (fast > 0 || !agents_.empty())
-            ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
-                                        [this](int id) { return tasks_[size_t(id)]->cta == opt_.slow_cta; }),
-                         ready_.end());
+          for (int id : ready_set_) fast += tasks_[size_t(id)]->cta != opt_.slow_cta;
+          if (fast > 0 || !agents_.empty()) {
+            ready_.clear();
+            for (int id : ready_set_)
+              if (tasks_[size_t(id)]->cta != opt_.slow_cta) ready_.push_back(id);
+            runnable = &ready_;
+          }
         }
-        const size_t n = ready_.size() + agents_.size();
+        const std::vector<int>& ready = *runnable;
+        const size_t n = ready.size() + agents_.size();
         if (n == 0) {
           if (live_tasks() == 0) break;
           report_deadlock();
@@ -286,7 +291,7 @@ class scheduler {
         // Every task that can run only polls barriers whose phase is incomplete, and has done
         // nothing else since the last event of any task or of the copy engine: no task can make
         // progress (a try_wait loop that never succeeds is a deadlock, not a step limit).
-        if (agents_.empty() && !ready_.empty() && std::all_of(ready_.begin(), ready_.end(), [this](int id) {
+        if (agents_.empty() && !ready.empty() && std::all_of(ready.begin(), ready.end(), [this](int id) {
               const task& k = *tasks_[size_t(id)];
               return slots_[size_t(k.id)].status == state::ready && k.polls && k.poll_event == events_;
             }))
@@ -295,7 +300,7 @@ class scheduler {
         size_t k;
         if (chooser_) {
           procs.clear();
-          for (int id : ready_) procs.push_back(uint64_t(id));
+          for (int id : ready) procs.push_back(uint64_t(id));
           for (const agent& a : agents_) procs.push_back(a.proc);
           k = chooser_->pick(procs);
           if (k >= n) throw detail::sleep_blocked{};
@@ -307,14 +312,19 @@ class scheduler {
         } else {
           k = choose(n);
         }
-        if (k < ready_.size()) {
-          const int id = ready_[k];
-          ready_set_.erase(std::lower_bound(ready_set_.begin(), ready_set_.end(), id));
+        if (k < ready.size()) {
+          const int id = ready[k];
+          // It stays in the ready set while it runs (nothing else changes the set before it is
+          // settled), and most often it is ready again after.
+          const size_t at =
+              runnable == &ready_set_
+                  ? k
+                  : size_t(std::lower_bound(ready_set_.begin(), ready_set_.end(), id) - ready_set_.begin());
           resume(*tasks_[size_t(id)]);
-          settle(id);
+          settle_ran(id, at);
         } else {
-          auto action = std::move(agents_[k - ready_.size()]);
-          agents_.erase(agents_.begin() + long(k - ready_.size()));
+          auto action = std::move(agents_[k - ready.size()]);
+          agents_.erase(agents_.begin() + long(k - ready.size()));
           ++events_;
           action.run();
         }
@@ -714,7 +724,10 @@ class scheduler {
       t.started = true;
       t.stack.reset(new char[opt_.stack_bytes]);
 #if defined(HOPPER_MODEL_STACK_SWITCH)
-      t.ctx = detail::start_stack(t.stack.get(), opt_.stack_bytes, &scheduler::entry, this);
+      // The stacks are as large as each other and page-aligned, so their tops, where a suspended
+      // task's frames are, would all fall into the same cache sets: each starts a few lines lower.
+      const size_t stagger = size_t(t.id % 61) * 64;
+      t.ctx = detail::start_stack(t.stack.get(), opt_.stack_bytes - stagger, &scheduler::entry, this);
 #else
       getcontext(&t.ctx);
       t.ctx.uc_stack.ss_sp = t.stack.get();
@@ -760,11 +773,18 @@ class scheduler {
         unkeyed_.push_back(id);
     }
   }
+  // settle() for the task that just ran, at position `at` of the ready set.
+  void settle_ran(int id, size_t at) {
+    slot& k = slots_[size_t(id)];
+    if (k.status == state::ready || (k.status == state::blocked && ready_now(id, k))) return;
+    ready_set_.erase(ready_set_.begin() + long(at));
+    if (k.status == state::blocked) (k.key >= 0 ? waiters_[size_t(k.key)] : unkeyed_).push_back(id);
+  }
   void wake() {
     if (!woken_.empty()) {
-      std::vector<int> w;
-      w.swap(woken_);
-      for (int id : w) settle(id);
+      woken_now_.swap(woken_);
+      for (int id : woken_now_) settle(id);
+      woken_now_.clear();
     }
     if (!unkeyed_.empty() && unkeyed_epoch_ != events_) {
       unkeyed_epoch_ = events_;
@@ -899,10 +919,11 @@ class scheduler {
   uint64_t rng_;
   std::vector<std::unique_ptr<task>> tasks_;
   std::vector<agent> agents_;
-  std::vector<int> ready_;
+  std::vector<int> ready_;                 // the ready set without a slow CTA's tasks (slow_cta)
   std::vector<int> ready_set_;             // the tasks that can run, in id order (see settle)
   std::vector<std::vector<int>> waiters_;  // per key: blocked tasks waiting on it
   std::vector<int> woken_;                 // waiters of keys notified since the last step
+  std::vector<int> woken_now_;             // those being settled (kept for its buffer)
   std::vector<int> unkeyed_;               // blocked tasks with no key: checked after any event
   uint64_t unkeyed_epoch_ = ~uint64_t(0);
   std::vector<slot> slots_;  // per task: what every step reads (slot)
