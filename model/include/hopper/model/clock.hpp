@@ -18,9 +18,11 @@
 //   and a join takes the other side's chunk whole when it knows at least as much. Clocks that met
 //   at a barrier then share nearly every chunk, and the next join compares pointers for those.
 // - A chunk that was ever shared is never written again (a write copies it), so its serial names
-//   fixed contents, and a copy remembers the serial it was made from: it knows at least that much
-//   (entries only grow). A join of a chunk with its source, the common case of a clock that
-//   learnt one thing since it met the other, takes the newer one without reading either.
+//   fixed contents, and a chunk keeps the serials of a few such chunks it is known to cover
+//   (entries only grow): the one it was copied from, those a join found it covers. A join of two
+//   chunks one of which lists the other takes the newer without reading either: the clocks of
+//   the tasks released by one phase or generation hold the same older chunks, and only the first
+//   of them reads both.
 // - A task's own time is kept beside its entries, not in them: a tick changes no chunk, so the
 //   chunks a task adopted at a barrier stay shared until it learns something from another task.
 #pragma once
@@ -68,38 +70,48 @@ class grow_vec {
   void join(const grow_vec& o) {
     if (c_.size() < o.c_.size()) c_.resize(o.c_.size(), nullptr);
     for (size_t k = 0; k < o.c_.size(); ++k) {
+      // Mostly the two share their chunks: runs of equal pointers are skipped a block at a time.
+      constexpr size_t block = 8;
+      if (k % block == 0 && k + block <= o.c_.size() && std::memcmp(&c_[k], &o.c_[k], block * sizeof(chunk*)) == 0) {
+        k += block - 1;
+        continue;
+      }
       chunk* b = o.c_[k];
       chunk* a = c_[k];
       if (a == b || !b) continue;
-      if (!a || b->from == a->serial) {  // b knows all a knows
-        drop(a);
-        c_[k] = hold(b);
+      if (!a || covers(*b, *a)) {
+        adopt(k, b);
         continue;
       }
-      if (a->from == b->serial) continue;  // a knows all b knows
+      if (covers(*a, *b)) continue;
       bool a_ge = true, b_ge = true;
       for (size_t i = 0; i < width; ++i) {
         a_ge &= a->v[i] >= b->v[i];
         b_ge &= b->v[i] >= a->v[i];
       }
-      if (a_ge) continue;
+      if (a_ge) {
+        note(*a, *b);
+        continue;
+      }
       if (b_ge) {
-        drop(a);
-        c_[k] = hold(b);
+        note(*b, *a);
+        adopt(k, b);
         continue;
       }
       a = own(k);
       for (size_t i = 0; i < width; ++i) a->v[i] = std::max(a->v[i], b->v[i]);
+      note(*a, *b);
     }
   }
 
  private:
   static constexpr size_t width = 32;  // entries per chunk: a warp's tasks, when ids go by lane
+  static constexpr size_t known = 6;   // serials a chunk keeps of chunks it covers
   struct chunk {
     uint32_t refs = 1;
     bool shared = false;  // ever held twice: its contents are fixed
     uint64_t serial = next_serial();
-    uint64_t from = 0;  // the serial of the chunk it was copied from (0: none); it knows at least that
+    uint64_t below[known] = {};  // serials of fixed chunks it covers, the latest first (0: none)
     uint64_t v[width] = {};
   };
   // Unique across every world and thread (serials are compared, never chunks of two worlds, but
@@ -107,6 +119,25 @@ class grow_vec {
   static uint64_t next_serial() {
     static std::atomic<uint64_t> n{0};
     return n.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  static bool covers(const chunk& a, const chunk& b) {
+    bool hit = false;
+    for (uint64_t s : a.below) hit |= s == b.serial;
+    return hit;
+  }
+  // a covers b (every entry at least b's): kept when b's contents are fixed, with what b covers.
+  static void note(chunk& a, const chunk& b) {
+    if (!b.shared) return;
+    uint64_t merged[known];
+    size_t n = 0;
+    merged[n++] = b.serial;
+    const auto add = [&](const uint64_t* list) {
+      for (size_t i = 0; i < known && n < known; ++i)
+        if (list[i] != 0 && std::find(merged, merged + n, list[i]) == merged + n) merged[n++] = list[i];
+    };
+    add(b.below);
+    add(a.below);
+    std::fill(std::copy(merged, merged + n, a.below), a.below + known, uint64_t(0));
   }
   static chunk* hold(chunk* p) {
     if (p) {
@@ -118,6 +149,10 @@ class grow_vec {
   static void drop(chunk* p) {
     if (p && --p->refs == 0) delete p;
   }
+  void adopt(size_t k, chunk* b) {
+    drop(c_[k]);
+    c_[k] = hold(b);
+  }
   // Chunk k, never shared, for writing.
   chunk* own(size_t k) {
     if (c_.size() <= k) c_.resize(k + 1, nullptr);
@@ -126,8 +161,8 @@ class grow_vec {
       p = new chunk;
     } else if (p->shared) {
       auto* copy = new chunk;
-      copy->from = p->serial;
       std::memcpy(copy->v, p->v, sizeof copy->v);
+      note(*copy, *p);
       drop(p);
       p = copy;
     }
