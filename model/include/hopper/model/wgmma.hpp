@@ -249,8 +249,8 @@ class wgmma_warpgroup {
     }
     if (key_ < 0) key_ = w.new_key();
     w.block_until([this, g] { return gen_ > g; },
-                  [this, op] {
-                    return op + " of " + name() + " (" + std::to_string(arrived_) +
+                  [this] {  // the meeting's instruction is at_ until it completes
+                    return at_ + " of " + name() + " (" + std::to_string(arrived_) +
                            " of 128 threads arrived; .sync.aligned: every thread of the warpgroup must execute it)";
                   },
                   key_);
@@ -345,15 +345,20 @@ class wgmma_warpgroup {
     track(A, op, c);
     track(B, op, c);
     // D = (scale-d ? D : 0) + A*B, in every thread's fragment.
+    // The scaled operands, each product formed once rather than in every thread's every element
+    // (the same values: the order of the sums is unchanged).
     const double sa = a.scale_a, sb = a.scale_b;
+    std::vector<double> as(A.v.size()), bs(B.v.size());
+    for (size_t i = 0; i < as.size(); ++i) as[i] = sa * A.v[i];
+    for (size_t i = 0; i < bs.size(); ++i) bs[i] = sb * B.v[i];
     for (uint32_t t = 0; t < threads; ++t) {
       float* d = slots_[t].d;
       for (uint32_t i = 0; i < uint32_t(a.n) / 2; ++i) {
         const uint32_t row = wgmma_fragment_row(t, i), col = wgmma_fragment_col(t, i);
         double sum = a.scale_d ? double(d[i]) : 0.0;
-        const float* ar = &A.v[size_t(row) * 16];
-        const float* bc = &B.v[size_t(col) * 16];
-        for (uint32_t k = 0; k < 16; ++k) sum += (sa * ar[k]) * (sb * bc[k]);
+        const double* ar = &as[size_t(row) * 16];
+        const double* bc = &bs[size_t(col) * 16];
+        for (uint32_t k = 0; k < 16; ++k) sum += ar[k] * bc[k];
         d[i] = float(sum);
       }
     }
