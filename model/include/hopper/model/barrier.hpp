@@ -392,17 +392,20 @@ class barrier {
     const int64_t lo = arrived ? int64_t(a->second) : w->second;
     const bool same = parity_of(lo) == parity;
     const int64_t want = same ? lo : lo + 1;
-    const std::string why = arrived ? "its arrival was counted on phase " + std::to_string(a->second)
-                                    : "its last wait observed phase " + std::to_string(w->second);
-    const std::string head = s_.where_at(t) + " waits on parity " + std::to_string(parity) + " for phase " +
-                             std::to_string(want) + " (" + why + ")";
+    // The report's text, built only for one (every wait checks).
+    const auto head = [&] {
+      const std::string why = arrived ? "its arrival was counted on phase " + std::to_string(a->second)
+                                      : "its last wait observed phase " + std::to_string(w->second);
+      return s_.where_at(t) + " waits on parity " + std::to_string(parity) + " for phase " + std::to_string(want) +
+             " (" + why + ")";
+    };
     if (observed < want)
-      throw model_error(error_kind::wrong_phase, "stale parity on " + describe() + ": " + head +
+      throw model_error(error_kind::wrong_phase, "stale parity on " + describe() + ": " + head() +
                                                      ", but the wait returns at once on the completed phase " +
                                                      std::to_string(observed));
     if (!arrived && !same && observed >= want + 2)
       throw model_error(error_kind::wrong_phase,
-                        "parity aliasing on " + describe() + ": " + head + ", but phases up to " +
+                        "parity aliasing on " + describe() + ": " + head() + ", but phases up to " +
                             std::to_string(observed) +
                             " have completed: the barrier ran ahead of this waiter (count it on the barrier "
                             "that holds the producer back)");
