@@ -8,7 +8,7 @@
 // the issuer had observed, but it orders no memory of the issuer (PTX ISA, asynchronous
 // operations: the implicit complete-tx "does not transitively establish ordering with respect to
 // prior instructions from the issuing thread"). A task that waits on that phase therefore learns
-// the issuer's completed phases as `observed`: enough to know that an arrival of its own cannot
+// the issuer's completed phases as `observed_`: enough to know that an arrival of its own cannot
 // land on one of them any more, never enough to read what they published.
 //
 // Representation. A clock has an entry per task (and per barrier), and a program of a few thousand
