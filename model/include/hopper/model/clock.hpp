@@ -70,9 +70,11 @@ class grow_vec {
   void join(const grow_vec& o) {
     if (c_.size() < o.c_.size()) c_.resize(o.c_.size(), nullptr);
     for (size_t k = 0; k < o.c_.size(); ++k) {
-      // Mostly the two share their chunks: runs of equal pointers are skipped a block at a time.
+      // Mostly the two share their chunks: runs of equal pointers are skipped a block at a time (one
+      // memcmp).
       constexpr size_t block = 8;
-      if (k % block == 0 && k + block <= o.c_.size() && std::memcmp(&c_[k], &o.c_[k], block * sizeof(chunk*)) == 0) {
+      if (k % block == 0 && k + block <= o.c_.size() &&
+          std::equal(c_.data() + k, c_.data() + k + block, o.c_.data() + k)) {
         k += block - 1;
         continue;
       }
