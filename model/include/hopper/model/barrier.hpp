@@ -59,7 +59,7 @@ class barrier {
     prev_ = cur_ = phase_events{};
     completed_ = hb_clock{};
     current_ = hb_clock{};
-    s_.record("mbarrier.init", name(), "count " + std::to_string(count));
+    s_.record("mbarrier.init", name(), [&] { return "count " + std::to_string(count); });
   }
 
   // mbarrier.arrive{.release|.relaxed}.shared::{cta|cluster}.b64 state, [addr], count
@@ -152,7 +152,7 @@ class barrier {
       st_.complete_tx(bytes);
       current_.join_execution_order(issued_at);  // after the state check: a rejected op leaves nothing
     });
-    s_.record(op, name(), copy + ", " + std::to_string(bytes) + " bytes");
+    s_.record(op, name(), [&] { return copy + ", " + std::to_string(bytes) + " bytes"; });
     return phase;
   }
 
@@ -342,7 +342,8 @@ class barrier {
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });
     last_arrive_[t] = tok.phase;
-    s_.record(op, name(), "phase " + std::to_string(tok.phase) + ", pending before " + std::to_string(tok.pending));
+    s_.record(op, name(),
+              [&] { return "phase " + std::to_string(tok.phase) + ", pending before " + std::to_string(tok.pending); });
     return tok;
   }
 
@@ -391,17 +392,20 @@ class barrier {
     const int64_t lo = arrived ? int64_t(a->second) : w->second;
     const bool same = parity_of(lo) == parity;
     const int64_t want = same ? lo : lo + 1;
-    const std::string why = arrived ? "its arrival was counted on phase " + std::to_string(a->second)
-                                    : "its last wait observed phase " + std::to_string(w->second);
-    const std::string head = s_.where_at(t) + " waits on parity " + std::to_string(parity) + " for phase " +
-                             std::to_string(want) + " (" + why + ")";
+    // The report's text, built only for one (every wait checks).
+    const auto head = [&] {
+      const std::string why = arrived ? "its arrival was counted on phase " + std::to_string(a->second)
+                                      : "its last wait observed phase " + std::to_string(w->second);
+      return s_.where_at(t) + " waits on parity " + std::to_string(parity) + " for phase " + std::to_string(want) +
+             " (" + why + ")";
+    };
     if (observed < want)
-      throw model_error(error_kind::wrong_phase, "stale parity on " + describe() + ": " + head +
+      throw model_error(error_kind::wrong_phase, "stale parity on " + describe() + ": " + head() +
                                                      ", but the wait returns at once on the completed phase " +
                                                      std::to_string(observed));
     if (!arrived && !same && observed >= want + 2)
       throw model_error(error_kind::wrong_phase,
-                        "parity aliasing on " + describe() + ": " + head + ", but phases up to " +
+                        "parity aliasing on " + describe() + ": " + head() + ", but phases up to " +
                             std::to_string(observed) +
                             " have completed: the barrier ran ahead of this waiter (count it on the barrier "
                             "that holds the producer back)");
@@ -430,7 +434,7 @@ class barrier {
       prev_ = std::move(cur_);
       cur_ = phase_events{};
       s_.notify(key_);
-      s_.record("phase complete", name(), "phase " + std::to_string(before));
+      s_.record("phase complete", name(), [&] { return "phase " + std::to_string(before); });
     }
   }
 

@@ -227,7 +227,7 @@ class buffer {
     each(offset, n, [&](size_t ch, mask_t m) {
       chunk& k = chunks_[ch];
       if (k.inflight) raw(ch, m, op->what + " reads it while " + k.inflight->what + " into it is in flight");
-      if (space_ == space::shared) check_written(ch, m, op->what + " reads");
+      if (space_ == space::shared) check_written(ch, m, [&] { return op->what + " reads"; });
       for (const wrec& w : k.writes) {
         if (!(w.mask & m)) continue;
         if (w.wk == wkind::generic && !fenced(w, op->issuer, c))
@@ -361,12 +361,14 @@ class buffer {
 
   // Shared memory starts undefined (global memory holds what the host put there): a read of a
   // byte nothing has written reads garbage, usually a stage read before its copy was issued.
-  void check_written(size_t ch, mask_t m, const std::string& who) const {
+  // `who()`: the reader, for the report (built only then: every read checks every chunk).
+  template <class Who>
+  void check_written(size_t ch, mask_t m, const Who& who) const {
     mask_t covered = 0;
     for (const wrec& w : chunks_[ch].writes) covered = mask_t(covered | w.mask);
     if ((m & ~covered) != 0)
       raw(ch, mask_t(m & ~covered),
-          who +
+          who() +
               " bytes of shared memory that nothing has written (uninitialised: a stage "
               "read before its copy was issued, i.e. before its full barrier's wait?)");
   }
@@ -376,7 +378,7 @@ class buffer {
     const hb_clock& c = s_.clock(t);
     if (k.inflight)
       raw(ch, m, s_.where_at(t) + " reads it while " + k.inflight->what + " into it is in flight (read before full)");
-    if (space_ == space::shared) check_written(ch, m, s_.where_at(t) + " reads");
+    if (space_ == space::shared) check_written(ch, m, [&] { return s_.where_at(t) + " reads"; });
     for (const wrec& w : k.writes) {
       const mask_t o = w.mask & m;
       if (!o) continue;
@@ -407,9 +409,10 @@ class buffer {
   // through the async proxy) must follow every read of them and every earlier write.
   void check_write(int t, size_t ch, mask_t m, const hb_clock& c, const std::string& op, bool async) const {
     const chunk& k = chunks_[ch];
-    // an async op's name already says who issued it
-    const std::string what = op.find("issued by") != std::string::npos ? op : op + " by " + s_.where_at(t);
-    if (k.inflight) waw(ch, m, what + " while " + k.inflight->what + " into it is still in flight");
+    // an async op's name already says who issued it; built only for a report (every write checks
+    // every chunk)
+    const auto what = [&] { return op.find("issued by") != std::string::npos ? op : op + " by " + s_.where_at(t); };
+    if (k.inflight) waw(ch, m, what() + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& rd : k.async_reads) {
       if (rd->wgmma_key >= 0) {
         check_wgmma_read_over(ch, m, what, c, *rd);
@@ -417,19 +420,19 @@ class buffer {
       }
       if (rd->read_retired == 0)
         war(ch, m,
-            what + " while " + rd->what +
+            what() + " while " + rd->what +
                 " may still be reading it "
                 "(no cp.async.bulk.wait_group.read by its issuer)");
       // The read is over once retired; knowing that in execution order is enough (a .relaxed
       // release after wait_group.read), since nothing it wrote is read.
       if (rd->issuer != t && c.exec_of(rd->issuer) < rd->read_retired)
-        war(ch, m, what + " is not ordered after the wait_group.read that retired " + rd->what);
+        war(ch, m, what() + " is not ordered after the wait_group.read that retired " + rd->what);
     }
     for (const rrec& r : k.reads)
       if ((r.mask & m) && r.task != t && c.of(r.task) < r.when) {
         const std::string relaxed = s_.relaxed_arrive_after(r.task, r.when);
         war(ch, r.mask & m,
-            what + " while " + s_.where(r.task) + r.loc.at() +
+            what() + " while " + s_.where(r.task) + r.loc.at() +
                 " may still be reading it (its read is not ordered before this write: " +
                 (relaxed.empty() ? std::string("a stage is released after its last read, and refilled only "
                                                "after the writer waited for every reader's release")
@@ -442,10 +445,10 @@ class buffer {
       switch (w.wk) {
         case wkind::generic:
           if (w.writer != t && c.of(w.writer) < w.wtime)
-            waw(ch, o, what + " races with the unordered write of " + s_.where(w.writer) + w.loc.at());
+            waw(ch, o, what() + " races with the unordered write of " + s_.where(w.writer) + w.loc.at());
           if (async && !fenced(w, t, c))
             waw(ch, o,
-                what + " (async proxy) overwrites the generic write of " + s_.where(w.writer) + w.loc.at() +
+                what() + " (async proxy) overwrites the generic write of " + s_.where(w.writer) + w.loc.at() +
                     " with no fence.proxy.async by that task after its write and ordered before the copy: the "
                     "generic write may land after the copy's");
           break;
@@ -454,14 +457,14 @@ class buffer {
           // (execution order is enough for a copy, a generic write needs what a read needs).
           if ((async ? c.phases_over(w.bar) : c.phases(w.bar)) <= w.bar_phase)
             waw(ch, o,
-                what + " overwrites bytes of " + w.wop->what + " counted on phase " + std::to_string(w.bar_phase) +
+                what() + " overwrites bytes of " + w.wop->what + " counted on phase " + std::to_string(w.bar_phase) +
                     " of barrier " + *w.bar_name +
                     ", which it has not observed complete: that copy may land after this write");
           break;
         case wkind::bulk:
           if (w.wop->write_retired == 0 || (w.wop->issuer != t && c.exec_of(w.wop->issuer) < w.wop->write_retired))
             waw(ch, o,
-                what + " overwrites bytes of " + w.wop->what +
+                what() + " overwrites bytes of " + w.wop->what +
                     " before a cp.async.bulk.wait_group of its issuer ordered before it: that copy may land after "
                     "this write");
           break;
@@ -469,20 +472,21 @@ class buffer {
     }
   }
 
-  // A write (`what`, by a task whose clock is c) into bytes a wgmma.mma_async read: the read must
+  // A write (`what()`, by a task whose clock is c) into bytes a wgmma.mma_async read: the read must
   // have been retired by a wgmma.wait_group of its warpgroup, and the write ordered after that
   // wait in some thread of the warpgroup (execution order is enough: nothing the read produced
   // is in memory).
-  void check_wgmma_read_over(size_t ch, mask_t m, const std::string& what, const hb_clock& c, const bulk_op& op) const {
+  template <class What>
+  void check_wgmma_read_over(size_t ch, mask_t m, const What& what, const hb_clock& c, const bulk_op& op) const {
     if (op.retired_by.empty())
       war(ch, m,
-          what + " while " + op.what +
+          what() + " while " + op.what +
               " may still be reading it (no wgmma.wait_group of that warpgroup has "
               "retired its wgmma-group: the operand is in flight from mma_async to that wait)");
     for (const auto& [w, when] : op.retired_by)
       if (c.exec_of(w) >= when) return;
     war(ch, m,
-        what + " is not ordered after the wgmma.wait_group that retired " + op.what +
+        what() + " is not ordered after the wgmma.wait_group that retired " + op.what +
             " (release the stage to the writer after the wait_group, e.g. an mbarrier arrive it waits on)");
   }
 

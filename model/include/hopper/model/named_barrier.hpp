@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "hopper/model/clock.hpp"
 #include "hopper/model/scheduler.hpp"
@@ -38,13 +39,13 @@ class named_barrier {
     s_.touch(obj_, arrived_ + 1 == count_ ? access::write : access::update);
     if (++arrived_ == count_) {
       if (last) last();
-      released_[generation_] = gathering_;
+      released_[generation_] = std::move(gathering_);
       gathering_ = hb_clock{};
       arrived_ = 0;
       ++generation_;
       s_.notify(key_);
     }
-    s_.record("bar.arrive", name_, "generation " + std::to_string(gen));
+    s_.record("bar.arrive", name_, [&] { return "generation " + std::to_string(gen); });
     return gen;
   }
   // barrier.cluster.wait.acquire: blocks until generation `gen` is complete.
@@ -59,7 +60,7 @@ class named_barrier {
                      key_);
     s_.touch(obj_, access::acquire);
     s_.clock(t).join(released_[gen]);
-    s_.record("bar.wait", name_, "generation " + std::to_string(gen));
+    s_.record("bar.wait", name_, [&] { return "generation " + std::to_string(gen); });
   }
   // bar.sync id, count / barrier.cluster.arrive + wait
   void sync() { wait(arrive()); }

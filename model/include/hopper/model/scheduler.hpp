@@ -1,13 +1,11 @@
 // Warps as tasks under a seeded, deterministic scheduler.
 //
-// Each task is ordinary C++ (a std::function) running on its own stack as a ucontext
-// coroutine; exactly one runs at a time and control returns to the scheduler only at the
-// model's synchronising operations (arrive, wait, copy issue, fence, named barrier ...). At
-// each such point the scheduler picks, from a seeded generator (or from a replayed prefix
-// when exploring every interleaving), one of: a ready task, or a pending action of the
-// asynchronous agents (the copy engine landing bytes, a bulk store finishing its read). A
-// blocked task (a wait whose phase has not completed) is ready again only when its condition
-// holds. When no task is ready and no agent has work while some task is still live, that is a
+// Each task is ordinary C++ (a std::function) running on its own stack as a coroutine; exactly one runs at a time and
+// control returns to the scheduler only at the model's synchronising operations (arrive, wait, copy issue, fence, named
+// barrier ...). At each such point the scheduler picks, from a seeded generator (or from a replayed prefix when
+// exploring every interleaving), one of: a ready task, or a pending action of the asynchronous agents (the copy engine
+// landing bytes, a bulk store finishing its read). A blocked task (a wait whose phase has not completed) is ready again
+// only when its condition holds. When no task is ready and no agent has work while some task is still live, that is a
 // deadlock, reported with each task, what it waits on and the barrier's counts. A step limit
 // catches programs that spin forever; it reports where each task stopped.
 //
@@ -17,8 +15,6 @@
 // task that loops forever without calling the model cannot be preempted (none of the model's
 // programs do).
 #pragma once
-#include <ucontext.h>
-
 #if defined(__SANITIZE_ADDRESS__)
 #define HOPPER_MODEL_ASAN_FIBERS 1
 #elif defined(__has_feature)
@@ -28,6 +24,13 @@
 #endif
 #if defined(HOPPER_MODEL_ASAN_FIBERS)
 #include <sanitizer/common_interface_defs.h>
+#endif
+// On x86-64 a switch only exchanges stack pointers (detail::switch_stack); elsewhere, and under
+// AddressSanitizer, it is swapcontext, which also saves the signal mask: a system call per switch.
+#if defined(__x86_64__) && !defined(HOPPER_MODEL_ASAN_FIBERS)
+#define HOPPER_MODEL_STACK_SWITCH 1
+#else
+#include <ucontext.h>
 #endif
 
 #include <algorithm>
@@ -41,6 +44,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hopper/model/clock.hpp"
@@ -136,6 +140,58 @@ struct trace_event {
 namespace detail {
 struct task_abort {};     // unwinds a task's stack when the run stops on a report
 struct sleep_blocked {};  // ends a run whose every enabled step is asleep (explore_por)
+
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+// A suspended coroutine: its stack pointer, at which lie its frame pointer and where it resumes.
+struct context {
+  void* sp = nullptr;
+};
+// Suspends the running code into `from` and resumes `to`. An opaque call (never inlined, and for
+// GCC no interprocedural register allocation, which would let callers keep values in registers
+// this function leaves alone but the code it switches to does not), so the caller keeps nothing
+// in caller-saved registers across it; the callee-saved ones are saved by the prologue this
+// clobber list gives the function, except the frame pointer, pushed here. The red zone below the
+// stack pointer is stepped over first: a leaf function may keep data there. A fresh context
+// (start_stack) finds its argument in the frame pointer slot, moved to rdi. The x87 and MXCSR
+// control words are not switched: the model's tasks do not change them.
+#if defined(__clang__)
+__attribute__((noinline))
+#else
+__attribute__((noipa))
+#endif
+inline void
+switch_stack(context* from, const context* to) {
+  void* to_sp = to->sp;
+  asm volatile(
+      "subq $128, %%rsp\n\t"
+      "leaq 1f(%%rip), %%rax\n\t"
+      "pushq %%rax\n\t"
+      "pushq %%rbp\n\t"
+      "movq %%rsp, (%%rdi)\n\t"
+      "movq %%rsi, %%rsp\n\t"
+      "popq %%rbp\n\t"
+      "popq %%rax\n\t"
+      "movq %%rbp, %%rdi\n\t"
+      "jmpq *%%rax\n\t"
+      "1:\n\t"
+      "addq $128, %%rsp\n\t"
+      : "+D"(from), "+S"(to_sp)
+      :
+      : "rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc");
+}
+// A context that, when first switched to, calls fn(arg) on the stack [base, base + bytes); fn
+// must never return (it switches away for good instead).
+inline context start_stack(char* base, size_t bytes, void (*fn)(void*), void* arg) {
+  auto top = (reinterpret_cast<uintptr_t>(base) + bytes) & ~uintptr_t(15);
+  auto* slot = reinterpret_cast<uintptr_t*>(top);
+  slot[-1] = 0;                                 // fn's return address: none (ends a backtrace)
+  slot[-2] = reinterpret_cast<uintptr_t>(fn);   // where switch_stack jumps
+  slot[-3] = reinterpret_cast<uintptr_t>(arg);  // popped as the frame pointer, moved to rdi
+  return context{slot - 3};
+}
+#else
+using context = ucontext_t;
+#endif
 }  // namespace detail
 
 class scheduler {
@@ -213,16 +269,21 @@ class scheduler {
     try {
       for (;;) {
         wake();
-        ready_ = ready_set_;
+        // The tasks that may run: the ready set itself, or without a slow CTA's when anything
+        // else can run.
+        const std::vector<int>* runnable = &ready_set_;
         if (opt_.slow_cta >= 0) {
           size_t fast = 0;
-          for (int id : ready_) fast += tasks_[size_t(id)]->cta != opt_.slow_cta;
-          if (fast > 0 || !agents_.empty())
-            ready_.erase(std::remove_if(ready_.begin(), ready_.end(),
-                                        [this](int id) { return tasks_[size_t(id)]->cta == opt_.slow_cta; }),
-                         ready_.end());
+          for (int id : ready_set_) fast += tasks_[size_t(id)]->cta != opt_.slow_cta;
+          if (fast > 0 || !agents_.empty()) {
+            ready_.clear();
+            for (int id : ready_set_)
+              if (tasks_[size_t(id)]->cta != opt_.slow_cta) ready_.push_back(id);
+            runnable = &ready_;
+          }
         }
-        const size_t n = ready_.size() + agents_.size();
+        const std::vector<int>& ready = *runnable;
+        const size_t n = ready.size() + agents_.size();
         if (n == 0) {
           if (live_tasks() == 0) break;
           report_deadlock();
@@ -230,7 +291,7 @@ class scheduler {
         // Every task that can run only polls barriers whose phase is incomplete, and has done
         // nothing else since the last event of any task or of the copy engine: no task can make
         // progress (a try_wait loop that never succeeds is a deadlock, not a step limit).
-        if (agents_.empty() && !ready_.empty() && std::all_of(ready_.begin(), ready_.end(), [this](int id) {
+        if (agents_.empty() && !ready.empty() && std::all_of(ready.begin(), ready.end(), [this](int id) {
               const task& k = *tasks_[size_t(id)];
               return slots_[size_t(k.id)].status == state::ready && k.polls && k.poll_event == events_;
             }))
@@ -239,7 +300,7 @@ class scheduler {
         size_t k;
         if (chooser_) {
           procs.clear();
-          for (int id : ready_) procs.push_back(uint64_t(id));
+          for (int id : ready) procs.push_back(uint64_t(id));
           for (const agent& a : agents_) procs.push_back(a.proc);
           k = chooser_->pick(procs);
           if (k >= n) throw detail::sleep_blocked{};
@@ -251,14 +312,19 @@ class scheduler {
         } else {
           k = choose(n);
         }
-        if (k < ready_.size()) {
-          const int id = ready_[k];
-          ready_set_.erase(std::lower_bound(ready_set_.begin(), ready_set_.end(), id));
+        if (k < ready.size()) {
+          const int id = ready[k];
+          // It stays in the ready set while it runs (nothing else changes the set before it is
+          // settled), and most often it is ready again after.
+          const size_t at =
+              runnable == &ready_set_
+                  ? k
+                  : size_t(std::lower_bound(ready_set_.begin(), ready_set_.end(), id) - ready_set_.begin());
           resume(*tasks_[size_t(id)]);
-          settle(id);
+          settle_ran(id, at);
         } else {
-          auto action = std::move(agents_[k - ready_.size()]);
-          agents_.erase(agents_.begin() + long(k - ready_.size()));
+          auto action = std::move(agents_[k - ready.size()]);
+          agents_.erase(agents_.begin() + long(k - ready.size()));
           ++events_;
           action.run();
         }
@@ -445,28 +511,40 @@ class scheduler {
     if (why.empty())
       why = ".relaxed, which orders no memory (a stage read with generic loads is released with .release)";
     if (relaxed_arrives_.size() < 4096)
-      relaxed_arrives_.push_back({t, bar, std::move(why), tasks_.at(size_t(t))->clock.task});
+      relaxed_arrives_.push_back({t, bar, std::move(why), tasks_.at(size_t(t))->clock});
   }
   // The first .relaxed arrive that came after task t's event at time `after` in t's own order or
   // through synchronisation (a __syncwarp before an elected arrive), as a phrase, or empty.
   std::string relaxed_arrive_after(int t, uint64_t after) const {
     for (const auto& a : relaxed_arrives_) {
-      const uint64_t known = size_t(t) < a.knew.size() ? a.knew[size_t(t)] : 0;
-      if (known < after) continue;
+      if (a.knew.of(t) < after) continue;
       return "the arrive on barrier " + a.bar + " by " + where(a.task) + " after this read was " + a.why;
     }
     return {};
   }
 
   // ---- trace ------------------------------------------------------------------------------
-  void record(const std::string& op, const std::string& object, const std::string& detail = {}) {
-    if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
+  // The current task's operation `op` on `object`: where it is (a report's "last at") and, when
+  // tracing, an event whose detail is detail(), built only then (most runs trace nothing, and
+  // every operation records).
+  template <class Detail>
+  void record(std::string_view op, std::string_view object, const Detail& detail) {
+    note(op, object);
     if (opt_.trace)
-      trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, op, object, detail});
+      trace_.push_back({steps_, current_, current_ >= 0 ? tasks_[size_t(current_)]->cta : -1, std::string(op),
+                        std::string(object), detail()});
   }
-  // Where the current task is, for a step-limit report (no trace event).
-  void note(const std::string& op, const std::string& object) {
-    if (current_ >= 0) tasks_[size_t(current_)]->last = op + " " + object;
+  void record(std::string_view op, std::string_view object) {
+    record(op, object, [] { return std::string(); });
+  }
+  // Where the current task is, for a step-limit report (no trace event). Written in place: the
+  // string keeps its buffer from one operation to the next.
+  void note(std::string_view op, std::string_view object) {
+    if (current_ < 0) return;
+    std::string& last = tasks_[size_t(current_)]->last;
+    last.assign(op);
+    last += ' ';
+    last += object;
   }
   const std::vector<trace_event>& trace() const { return trace_; }
 
@@ -541,7 +619,7 @@ class scheduler {
     std::function<bool()> ready_fn;
     std::string name;
     std::function<void()> body;
-    ucontext_t ctx{};
+    detail::context ctx{};
     std::unique_ptr<char[]> stack;
     std::function<std::string()> what_fn;
     std::string last = "start";
@@ -571,8 +649,13 @@ class scheduler {
                                           [](const touch_rec& r) { return r.how == access::read; }));
   }
 
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+  static void entry(void* p) {
+    auto* self = static_cast<scheduler*>(p);
+#else
   static void entry(unsigned lo, unsigned hi) {
     auto* self = reinterpret_cast<scheduler*>((uintptr_t(hi) << 32) | uintptr_t(lo));
+#endif
     task& t = *self->tasks_[size_t(self->current_)];
     self->arrived_on_task(nullptr);
     try {
@@ -591,20 +674,26 @@ class scheduler {
     }
     self->slots_[size_t(t.id)].status = state::done;
     self->leaving_task_for_good();
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+    detail::switch_stack(&t.ctx, &self->main_);  // never resumed: its stack is freed
+    __builtin_unreachable();
+#endif
     // returns through uc_link to the scheduler
   }
 
   // Every switch between the scheduler's stack and a task's goes through these, so that
   // AddressSanitizer knows which stack is live (its fiber interface); without ASan they are
-  // plain swapcontext.
+  // plain switches.
   void to_task(task& t) {
 #if defined(HOPPER_MODEL_ASAN_FIBERS)
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, t.stack.get(), opt_.stack_bytes);
     swapcontext(&main_, &t.ctx);
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#elif defined(HOPPER_MODEL_STACK_SWITCH)
+    detail::switch_stack(&main_, &t.ctx);
 #else
-    swapcontext(&main_, &t.ctx);
+  swapcontext(&main_, &t.ctx);
 #endif
   }
   void to_main(task& t) {
@@ -613,8 +702,10 @@ class scheduler {
     __sanitizer_start_switch_fiber(&fake, main_stack_, main_stack_size_);
     swapcontext(&t.ctx, &main_);
     arrived_on_task(fake);
+#elif defined(HOPPER_MODEL_STACK_SWITCH)
+    detail::switch_stack(&t.ctx, &main_);
 #else
-    swapcontext(&t.ctx, &main_);
+  swapcontext(&t.ctx, &main_);
 #endif
   }
   void arrived_on_task([[maybe_unused]] void* fake) {
@@ -632,6 +723,12 @@ class scheduler {
     if (!t.started) {
       t.started = true;
       t.stack.reset(new char[opt_.stack_bytes]);
+#if defined(HOPPER_MODEL_STACK_SWITCH)
+      // The stacks are as large as each other and page-aligned, so their tops, where a suspended
+      // task's frames are, would all fall into the same cache sets: each starts a few lines lower.
+      const size_t stagger = size_t(t.id % 61) * 64;
+      t.ctx = detail::start_stack(t.stack.get(), opt_.stack_bytes - stagger, &scheduler::entry, this);
+#else
       getcontext(&t.ctx);
       t.ctx.uc_stack.ss_sp = t.stack.get();
       t.ctx.uc_stack.ss_size = opt_.stack_bytes;
@@ -639,6 +736,7 @@ class scheduler {
       const auto p = uintptr_t(this);
       makecontext(&t.ctx, reinterpret_cast<void (*)()>(&scheduler::entry), 2, unsigned(p & 0xffffffffu),
                   unsigned(p >> 32));
+#endif
     }
     current_ = t.id;
     slots_[size_t(t.id)].status = state::running;
@@ -675,11 +773,18 @@ class scheduler {
         unkeyed_.push_back(id);
     }
   }
+  // settle() for the task that just ran, at position `at` of the ready set.
+  void settle_ran(int id, size_t at) {
+    slot& k = slots_[size_t(id)];
+    if (k.status == state::ready || (k.status == state::blocked && ready_now(id, k))) return;
+    ready_set_.erase(ready_set_.begin() + long(at));
+    if (k.status == state::blocked) (k.key >= 0 ? waiters_[size_t(k.key)] : unkeyed_).push_back(id);
+  }
   void wake() {
     if (!woken_.empty()) {
-      std::vector<int> w;
-      w.swap(woken_);
-      for (int id : w) settle(id);
+      woken_now_.swap(woken_);
+      for (int id : woken_now_) settle(id);
+      woken_now_.clear();
     }
     if (!unkeyed_.empty() && unkeyed_epoch_ != events_) {
       unkeyed_epoch_ = events_;
@@ -814,15 +919,16 @@ class scheduler {
   uint64_t rng_;
   std::vector<std::unique_ptr<task>> tasks_;
   std::vector<agent> agents_;
-  std::vector<int> ready_;
+  std::vector<int> ready_;                 // the ready set without a slow CTA's tasks (slow_cta)
   std::vector<int> ready_set_;             // the tasks that can run, in id order (see settle)
   std::vector<std::vector<int>> waiters_;  // per key: blocked tasks waiting on it
   std::vector<int> woken_;                 // waiters of keys notified since the last step
+  std::vector<int> woken_now_;             // those being settled (kept for its buffer)
   std::vector<int> unkeyed_;               // blocked tasks with no key: checked after any event
   uint64_t unkeyed_epoch_ = ~uint64_t(0);
   std::vector<slot> slots_;  // per task: what every step reads (slot)
   std::set<int> exited_;
-  ucontext_t main_{};
+  detail::context main_{};
   const void* main_stack_ = nullptr;  // the scheduler's stack, as ASan's fiber interface saw it
   size_t main_stack_size_ = 0;
   int current_ = -1;
@@ -856,7 +962,7 @@ class scheduler {
     int task;
     std::string bar;
     std::string why;
-    std::vector<uint64_t> knew;  // the arriving task's clock (memory order) at the arrive
+    hb_clock knew;  // the arriving task's clock at the arrive (read in memory order: of)
   };
   std::vector<relaxed_arrive> relaxed_arrives_;
 };

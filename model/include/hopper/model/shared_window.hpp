@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -76,17 +77,25 @@ class shared_window {
       if (addr >= e.base && addr - e.base < e.b->bytes()) return {e.b, size_t(addr - e.base)};
     return {nullptr, 0};
   }
-  // The same, reporting `what` (the access, e.g. "wgmma.mma_async ... reads") when nothing is there.
-  std::pair<buffer*, size_t> resolve(int cta, uint32_t addr, const std::string& what) const {
+  // The same, reporting `what` (the access, e.g. "wgmma.mma_async ... reads") when nothing is there:
+  // a string, or a callable that builds it, called only then (a wgmma resolves every chunk of its
+  // operands, and the description names the descriptor).
+  template <class What>
+  std::pair<buffer*, size_t> resolve(int cta, uint32_t addr, const What& what) const {
     auto r = find(cta, addr);
     if (r.first) return r;
+    std::string access;
+    if constexpr (std::is_invocable_v<const What&>)
+      access = what();
+    else
+      access = what;
     std::string have;
     auto it = ctas_.find(cta);
     if (it != ctas_.end())
       for (const auto& e : it->second) have += "\n  " + describe(e);
     throw model_error(
         error_kind::undefined_behavior,
-        what + " shared address " + hex(addr) + " of CTA " + std::to_string(cta) +
+        access + " shared address " + hex(addr) + " of CTA " + std::to_string(cta) +
             ", where no shared buffer is; the CTA's buffers:" + (have.empty() ? std::string(" none") : have));
   }
 

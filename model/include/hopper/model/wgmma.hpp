@@ -191,7 +191,7 @@ class wgmma_warpgroup {
       const size_t n = uncommitted_.size();
       committed_.push_back(std::move(uncommitted_));
       uncommitted_.clear();
-      w.record("wgmma.commit_group.sync.aligned", name(), std::to_string(n) + " mma_async");
+      w.record("wgmma.commit_group.sync.aligned", name(), [&] { return std::to_string(n) + " mma_async"; });
     });
   }
 
@@ -204,7 +204,7 @@ class wgmma_warpgroup {
         for (auto& op : committed_.front()) retiring_.push_back(op);
         committed_.pop_front();
       }
-      w.record("wgmma.wait_group.sync.aligned", name(), std::to_string(n));
+      w.record("wgmma.wait_group.sync.aligned", name(), [&] { return std::to_string(n); });
     });
     // retiring_ stays as the last thread left it until every thread has come back to another
     // wait_group, so each thread records its own retirement here.
@@ -249,8 +249,8 @@ class wgmma_warpgroup {
     }
     if (key_ < 0) key_ = w.new_key();
     w.block_until([this, g] { return gen_ > g; },
-                  [this, op] {
-                    return op + " of " + name() + " (" + std::to_string(arrived_) +
+                  [this] {  // the meeting's instruction is at_ until it completes
+                    return at_ + " of " + name() + " (" + std::to_string(arrived_) +
                            " of 128 threads arrived; .sync.aligned: every thread of the warpgroup must execute it)";
                   },
                   key_);
@@ -275,10 +275,11 @@ class wgmma_warpgroup {
         const uint32_t u = m.address(mn_major, mn, k), p = m.physical(u);
         if ((p & ~15u) != cached_chunk) {
           cached_chunk = p & ~15u;
-          at = win.resolve(cta_, cached_chunk,
-                           op + " (operand " + which + ", element (" + std::to_string(mn) + ", " + std::to_string(k) +
-                               ") at " + shared_window::hex(u) + " before the swizzle, " +
-                               (which[0] == 'A' ? "a-desc " : "b-desc ") + m.describe() + ") reads");
+          at = win.resolve(cta_, cached_chunk, [&] {
+            return op + " (operand " + which + ", element (" + std::to_string(mn) + ", " + std::to_string(k) + ") at " +
+                   shared_window::hex(u) + " before the swizzle, " + (which[0] == 'A' ? "a-desc " : "b-desc ") +
+                   m.describe() + ") reads";
+          });
           r.chunks[at] = true;
         }
         uint16_t h;
@@ -344,21 +345,26 @@ class wgmma_warpgroup {
     track(A, op, c);
     track(B, op, c);
     // D = (scale-d ? D : 0) + A*B, in every thread's fragment.
+    // The scaled operands, each product formed once rather than in every thread's every element
+    // (the same values: the order of the sums is unchanged).
     const double sa = a.scale_a, sb = a.scale_b;
+    std::vector<double> as(A.v.size()), bs(B.v.size());
+    for (size_t i = 0; i < as.size(); ++i) as[i] = sa * A.v[i];
+    for (size_t i = 0; i < bs.size(); ++i) bs[i] = sb * B.v[i];
     for (uint32_t t = 0; t < threads; ++t) {
       float* d = slots_[t].d;
       for (uint32_t i = 0; i < uint32_t(a.n) / 2; ++i) {
         const uint32_t row = wgmma_fragment_row(t, i), col = wgmma_fragment_col(t, i);
         double sum = a.scale_d ? double(d[i]) : 0.0;
-        const float* ar = &A.v[size_t(row) * 16];
-        const float* bc = &B.v[size_t(col) * 16];
-        for (uint32_t k = 0; k < 16; ++k) sum += (sa * ar[k]) * (sb * bc[k]);
+        const double* ar = &as[size_t(row) * 16];
+        const double* bc = &bs[size_t(col) * 16];
+        for (uint32_t k = 0; k < 16; ++k) sum += ar[k] * bc[k];
         d[i] = float(sum);
       }
     }
     uncommitted_.push_back(op);
     ++issued_;
-    w.record(instr, name(), "A " + A.where + ", B " + B.where);
+    w.record(instr, name(), [&] { return "A " + A.where + ", B " + B.where; });
   }
 
   int cta_;

@@ -170,7 +170,7 @@ class world : public scheduler {
     src.async_read(op, c, src_off, bytes, true);
     dst.async_write_begin(op, c, dst_off, bytes);
     open_group(t).push_back(op);
-    record("cp.async.bulk.global.shared::cta", src.name(), std::to_string(bytes) + " bytes");
+    record("cp.async.bulk.global.shared::cta", src.name(), [&] { return std::to_string(bytes) + " bytes"; });
     post_async("read of " + op->what, [this, op, &src, &dst, src_off, dst_off, bytes] {
       auto data = std::make_shared<std::vector<uint8_t>>();
       src.snapshot(src_off, bytes, *data);
@@ -208,7 +208,7 @@ class world : public scheduler {
     for_each_box_row(
         v, coords, [&](size_t g, size_t, size_t n) { v.mem->async_write_begin(op, c, g, n); }, true);
     open_group(t).push_back(op);
-    record(name, src.name(), std::to_string(bytes) + " bytes");
+    record(name, src.name(), [&] { return std::to_string(bytes) + " bytes"; });
     post_async("read of " + op->what, [this, op, v, coords, &src, src_off, bytes] {
       std::vector<uint8_t> image;
       src.snapshot(src_off, bytes, image);
@@ -311,7 +311,8 @@ class world : public scheduler {
         if (!read_only) op->write_retired = now;
       }
     if (!read_only) g.committed.erase(g.committed.begin(), g.committed.begin() + long(older));
-    record(read_only ? "cp.async.bulk.wait_group.read" : "cp.async.bulk.wait_group", "", std::to_string(n));
+    record(read_only ? "cp.async.bulk.wait_group.read" : "cp.async.bulk.wait_group", "",
+           [&] { return std::to_string(n); });
   }
 
   void check_bytes(const char* op, size_t bytes, size_t dst_off, size_t src_off) const {
@@ -466,7 +467,7 @@ class world : public scheduler {
   void land_in_targets(const std::vector<target>& targets, const std::shared_ptr<bulk_op>& op, const hb_clock& c,
                        size_t dst_off, size_t bytes, const char* name, Image image) {
     for (auto& tg : targets) tg.dst->async_write_begin(op, c, dst_off, bytes);
-    record(name, targets[0].dst->name(), std::to_string(bytes) + " bytes on " + targets[0].bar->name());
+    record(name, targets[0].dst->name(), [&] { return std::to_string(bytes) + " bytes on " + targets[0].bar->name(); });
     for (auto& tg : targets) {
       buffer* dst = tg.dst;
       barrier* bar = tg.bar;
