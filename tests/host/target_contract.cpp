@@ -21,51 +21,52 @@ namespace {
 using hopper::model::target;
 using B = target::barrier_type;
 
-// Whether T has a member callable as written (a private one is not: access is checked here).
-template <class T, class = void>
-struct has_cta_shared : std::false_type {};
+// Whether Op<T> is well formed: T has the member Op calls, callable as written (a private one is
+// not: access is checked here).
+template <template <class> class Op, class T, class = void>
+struct has : std::false_type {};
+template <template <class> class Op, class T>
+struct has<Op, T, std::void_t<Op<T>>> : std::true_type {};
+
 template <class T>
-struct has_cta_shared<T, std::void_t<decltype(std::declval<T&>().template cta_shared<int>(std::string()))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_shared_buffer : std::false_type {};
+using cta_shared_member = decltype(std::declval<T&>().template cta_shared<int>(std::string()));
 template <class T>
-struct has_shared_buffer<T, std::void_t<decltype(std::declval<T&>().shared_buffer(std::string(), 1, 16))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_w : std::false_type {};
+using shared_buffer_member = decltype(std::declval<T&>().shared_buffer(std::string(), 1, 16));
 template <class T>
-struct has_w<T, std::void_t<decltype(std::declval<T&>().w())>> : std::true_type {};
-template <class T, class = void>
-struct has_wgmma_unit : std::false_type {};
+using w_member = decltype(std::declval<T&>().w());
 template <class T>
-struct has_wgmma_unit<T, std::void_t<decltype(std::declval<T&>().wgmma_unit())>> : std::true_type {};
+using wgmma_unit_member = decltype(std::declval<T&>().wgmma_unit());
 // The pipeline's former second vocabulary: init, arrive, wait, sync_cta beside the PTX names.
-template <class T, class = void>
-struct has_backend_words : std::false_type {};
 template <class T>
-struct has_backend_words<T, std::void_t<decltype(std::declval<T&>().init(std::declval<B&>(), 1u))>> : std::true_type {};
-template <class T, class = void>
-struct has_backend_arrive : std::false_type {};
+using init_member = decltype(std::declval<T&>().init(std::declval<B&>(), 1u));
 template <class T>
-struct has_backend_arrive<T, std::void_t<decltype(std::declval<T&>().arrive(std::declval<B&>()))>> : std::true_type {};
-template <class T, class = void>
-struct has_backend_wait : std::false_type {};
+using arrive_member = decltype(std::declval<T&>().arrive(std::declval<B&>()));
 template <class T>
-struct has_backend_wait<T, std::void_t<decltype(std::declval<T&>().wait(std::declval<B&>(), 0u, true))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_backend_sync : std::false_type {};
+using wait_member = decltype(std::declval<T&>().wait(std::declval<B&>(), 0u, true));
 template <class T>
-struct has_backend_sync<T, std::void_t<decltype(std::declval<T&>().sync_cta())>> : std::true_type {};
+using sync_cta_member = decltype(std::declval<T&>().sync_cta());
+
+// The detector finds a public member and not a private one.
+struct with_members {
+  int w();
+  void sync_cta();
+};
+class with_private_members {
+  int w();
+  void sync_cta();
+};
+static_assert(has<w_member, with_members>::value, "detects a public member");
+static_assert(has<sync_cta_member, with_members>::value, "detects a public member");
+static_assert(!has<w_member, with_private_members>::value, "a private member is not callable");
+static_assert(!has<sync_cta_member, with_private_members>::value, "a private member is not callable");
 
 // What only the host sets up is not a member of the object a body receives (a body that used it
 // would not compile for the GPU); the launch's lambda reaches it through free functions.
 TEST(TargetContract, HostSetupIsNotAMember) {
-  EXPECT_FALSE(has_cta_shared<target>::value);
-  EXPECT_FALSE(has_shared_buffer<target>::value);
-  EXPECT_FALSE(has_w<target>::value);
-  EXPECT_FALSE(has_wgmma_unit<target>::value);
+  EXPECT_FALSE((has<cta_shared_member, target>::value));
+  EXPECT_FALSE((has<shared_buffer_member, target>::value));
+  EXPECT_FALSE((has<w_member, target>::value));
+  EXPECT_FALSE((has<wgmma_unit_member, target>::value));
   // The free functions are there, with the types a launch's lambda needs.
   EXPECT_TRUE((std::is_same<decltype(hopper::model::cta_shared<B>(std::declval<target&>(), "b")), B&>::value));
   EXPECT_TRUE((std::is_same<decltype(hopper::model::shared_buffer(std::declval<target&>(), "s", 1, 16)),
@@ -76,10 +77,10 @@ TEST(TargetContract, HostSetupIsNotAMember) {
 // One vocabulary: the pipeline calls the targets' PTX-named members, and the targets have no other
 // names for the same instructions.
 TEST(TargetContract, OneVocabulary) {
-  EXPECT_FALSE(has_backend_words<target>::value);
-  EXPECT_FALSE(has_backend_arrive<target>::value);
-  EXPECT_FALSE(has_backend_wait<target>::value);
-  EXPECT_FALSE(has_backend_sync<target>::value);
+  EXPECT_FALSE((has<init_member, target>::value));
+  EXPECT_FALSE((has<arrive_member, target>::value));
+  EXPECT_FALSE((has<wait_member, target>::value));
+  EXPECT_FALSE((has<sync_cta_member, target>::value));
 }
 
 // The model's target takes call sites; its views are the model's; the pipeline sees both.
