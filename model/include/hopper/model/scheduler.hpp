@@ -25,9 +25,11 @@
 #if defined(HOPPER_MODEL_ASAN_FIBERS)
 #include <sanitizer/common_interface_defs.h>
 #endif
-// On x86-64 a switch only exchanges stack pointers (detail::switch_stack); elsewhere, and under
-// AddressSanitizer, it is swapcontext, which also saves the signal mask: a system call per switch.
-#if defined(__x86_64__) && !defined(HOPPER_MODEL_ASAN_FIBERS)
+// On x86-64 a switch only exchanges stack pointers (detail::switch_stack); elsewhere, under
+// AddressSanitizer, and in builds for control-flow enforcement (-fcf-protection defines __CET__:
+// its indirect jump lands on no endbr64), it is swapcontext, which also saves the signal mask: a
+// system call per switch.
+#if defined(__x86_64__) && !defined(HOPPER_MODEL_ASAN_FIBERS) && !defined(__CET__)
 #define HOPPER_MODEL_STACK_SWITCH 1
 #else
 #include <ucontext.h>
