@@ -29,44 +29,21 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "gemm_bench.cuh"
+#include "gemm_corpus.hpp"
 #include "kernels/gemm/gemm.cuh"
 
 namespace {
+
+using hopper_bench::config_name;
+using hopper_bench::cublas;
+using hopper_bench::fill_random;
+using hopper_bench::sm_clock;
 
 constexpr int kLaunchesPerEvent = 20;
 constexpr int kRepeats = 9;
 constexpr int kBurstRuns = 21;
 constexpr double kRotateBytes = 200e6;  // > 3x the 60 MB L2 (50 MB on H100)
-
-// Counter-based normal / uniform samples (SplitMix64 + Box-Muller): full 24-bit mantissas
-// before the one rounding to bf16, so the data is not a few repeated levels.
-__device__ __forceinline__ uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-__global__ void fill_random(__nv_bfloat16* p, size_t n, uint64_t seed, bool normal) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const uint64_t r = splitmix(seed ^ (i * 0xD1B54A32D192ED03ull));
-    const float u1 = (float((r >> 40) & 0xFFFFFF) + 0.5f) * (1.f / 16777216.f);
-    const float u2 = float((r >> 16) & 0xFFFFFF) * (1.f / 16777216.f);
-    const float v = normal ? sqrtf(-2.f * logf(u1)) * cospif(2.f * u2) : 2.f * u2 - 1.f;
-    p[i] = __float2bfloat16(v);
-  }
-}
-
-std::string sm_clock() {
-  std::string out;
-  if (FILE* f = popen("nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits 2>/dev/null", "r")) {
-    char buf[64];
-    while (fgets(buf, sizeof buf, f)) out += buf;
-    pclose(f);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  const size_t nl = out.find('\n');
-  return nl == std::string::npos ? out : out.substr(0, nl);
-}
 
 struct stats {
   double median_ms, min_ms, max_ms;
@@ -75,27 +52,7 @@ stats summarize(const std::vector<double>& v) {
   return {hopper_bench::median(v), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
 }
 
-cublasHandle_t cublas() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t x;
-    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) {
-      std::fprintf(stderr, "cublasCreate failed\n");
-      std::exit(1);
-    }
-    return x;
-  }();
-  return h;
-}
-
 std::map<std::string, double> g_named_ratio, g_named_burst;  // the seven named shapes, per regime
-
-// "bn256_c2x1_s1", "bn128_c1x2_s1_pp": tile width, cluster shape, splits, ping-pong.
-std::string config_name(const hopper::gemm::config& c) {
-  return (c.bm != 128 ? "bm" + std::to_string(c.bm) + "_" : std::string()) + "bn" + std::to_string(c.bn) + "_c" +
-         std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) + "_s" + std::to_string(c.splits) +
-         (c.pingpong ? "_pp" : "") + (c.stream_k ? "_sk" : "") +
-         (c.group_m != hopper::gemm::config{}.group_m ? "_g" + std::to_string(c.group_m) : "");
-}
 
 void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool normal, bool named,
                  const hopper::gemm::config* forced = nullptr, bool programmatic = true, bool burst = false) {
@@ -212,10 +169,7 @@ void bench_shape(benchmark::State& state, int64_t M, int64_t N, int64_t K, bool 
   }
 }
 
-struct shape {
-  int64_t M, N, K;
-  bool named;
-};
+using hopper_bench::shape;
 
 std::string shape_name(const shape& s) {
   return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
@@ -242,11 +196,7 @@ void add(const std::string& name, const shape& s, std::optional<hopper::gemm::co
 }
 
 void register_all() {
-  const shape shapes[] = {{8192, 8192, 8192, true},    {4096, 4096, 4096, true},  {2048, 2048, 2048, true},
-                          {16384, 16384, 4096, true},  {8192, 8192, 1024, true},  {4096, 14336, 4096, true},
-                          {128, 8192, 8192, true},     {512, 512, 512, false},    {1024, 1024, 1024, false},
-                          {3072, 3072, 3072, false},   {6144, 6144, 6144, false}, {12288, 12288, 12288, false},
-                          {16384, 16384, 16384, false}};
+  const std::vector<shape>& shapes = hopper_bench::benchmark_shapes();
   for (const shape& s : shapes) add("gemm/" + shape_name(s), s, std::nullopt, true, s.named);
   // The named shapes once more with plain stream order (no programmatic dependent launch): what
   // overlapping a launch's prologue with the previous launch's tail is worth, in the same run.
