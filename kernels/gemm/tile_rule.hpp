@@ -20,8 +20,9 @@
 // (a partial tile costs a whole tile's tensor time, but only its real rows' bytes), split-K and
 // stream-K overheads (the fixup, and the pieces' tile starts), multicast (less L2 traffic per
 // CTA), the per-tile fixed cost, and the memory-bound regime of few tokens (the feed and DRAM
-// terms). The constants are calibrated from the H200 sweep (docs/results/, apps/gemm_rule.cpp
-// fit) and checked on shapes the fit did not see (docs/gemm.md, "The tile rule").
+// terms). The constants are fitted to the H200 sweep (docs/results/gemm_candidates_h200.txt,
+// apps/gemm_rule.cpp fit); choose_config (gemm_config.hpp) is still the hand rule, which the model
+// does not yet beat on that data (docs/gemm.md, "The cost model beside the rule").
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -81,15 +82,15 @@ struct cost_constants {
 };
 
 inline constexpr cost_constants h200_constants = {
-    /*launch_us*/ 3.0,
-    /*tile_start_us*/ 1.0,
-    /*tflops_per_sm*/ {5.6, 5.4, 5.0, 4.0, 4.6},
-    /*pingpong_rate*/ 1.05,
-    /*l2_bytes_per_us*/ 90e3,
-    /*store_bytes_per_us*/ 60e3,
-    /*fixup_us*/ 2.0,
-    /*fixup_bytes_per_us*/ 60e3,
-    /*dram_bytes_per_us*/ 4.0e6,
+    /*launch_us*/ 1.73,
+    /*tile_start_us*/ 0.115,
+    /*tflops_per_sm*/ {5.51, 5.63, 5.02, 2.69, 3.24},
+    /*pingpong_rate*/ 1.03,
+    /*l2_bytes_per_us*/ 6.91e4,
+    /*store_bytes_per_us*/ 6.815e4,
+    /*fixup_us*/ 4.16,
+    /*fixup_bytes_per_us*/ 7.666e4,
+    /*dram_bytes_per_us*/ 2.969e6,
 };
 
 // One candidate's predicted time and its terms, for the explain mode.
