@@ -117,11 +117,13 @@ int check(const std::vector<entry>& entries, int sms, const g::cost_constants& k
 // The constants as a flat vector of their logarithms (all are positive) and back.
 constexpr int kParams = 14;
 std::vector<double> flatten(const g::cost_constants& k) {
-  return {std::log(k.launch_us),          std::log(k.tile_start_us),    std::log(k.tflops_per_sm[0]),
-          std::log(k.tflops_per_sm[1]),   std::log(k.tflops_per_sm[2]), std::log(k.tflops_per_sm[3]),
-          std::log(k.tflops_per_sm[4]),   std::log(k.pingpong_rate),    std::log(k.l2_bytes_per_us),
-          std::log(k.store_bytes_per_us), std::log(k.fixup_us),         std::log(k.fixup_bytes_per_us),
-          std::log(k.dram_bytes_per_us),  0.0};
+  return {std::log(k.launch_us),         std::log(k.tile_start_us),
+          std::log(k.tflops_per_sm[0]),  std::log(k.tflops_per_sm[1]),
+          std::log(k.tflops_per_sm[2]),  std::log(k.tflops_per_sm[3]),
+          std::log(k.tflops_per_sm[4]),  std::log(k.pingpong_rate),
+          std::log(k.l2_bytes_per_us),   std::log(k.store_bytes_per_us),
+          std::log(k.fixup_us),          std::log(k.fixup_bytes_per_us),
+          std::log(k.dram_bytes_per_us), 0.0};
 }
 g::cost_constants unflatten(const std::vector<double>& v) {
   g::cost_constants k{};
@@ -189,7 +191,8 @@ std::vector<double> minimize(const std::vector<entry>& entries, int sms, std::ve
           for (int i = 0; i <= n; ++i)
             if (i != lo) {
               for (int d = 0; d < n; ++d)
-                pts[size_t(i)][size_t(d)] = pts[size_t(lo)][size_t(d)] + 0.5 * (pts[size_t(i)][size_t(d)] - pts[size_t(lo)][size_t(d)]);
+                pts[size_t(i)][size_t(d)] =
+                    pts[size_t(lo)][size_t(d)] + 0.5 * (pts[size_t(i)][size_t(d)] - pts[size_t(lo)][size_t(d)]);
               f[size_t(i)] = loss(entries, sms, pts[size_t(i)]);
             }
         }
@@ -220,8 +223,8 @@ int explain(const g::problem& p, int sms) {
   std::printf("%-22s %9s %8s %7s %9s %9s %9s %9s %9s %s\n", "config", "total_us", "clusters", "items", "kblock_us",
               "tensor_us", "feed_us", "epi_us", "dram_us", "bound");
   for (const g::cost& c : all)
-    std::printf("%-22s %9.2f %8d %7.0f %9.4f %9.4f %9.4f %9.3f %9.2f %s\n", name(c.cfg).c_str(), c.total_us,
-                c.clusters, c.rounds, c.kblock_us, c.tensor_us, c.feed_us, c.epilogue_us, c.dram_us, c.bound);
+    std::printf("%-22s %9.2f %8d %7.0f %9.4f %9.4f %9.4f %9.3f %9.2f %s\n", name(c.cfg).c_str(), c.total_us, c.clusters,
+                c.rounds, c.kblock_us, c.tensor_us, c.feed_us, c.epilogue_us, c.dram_us, c.bound);
   if (all.size() > 1)
     std::printf("winner %s: %.2f us, %.1f%% below the next (%s), %s-bound, %.0f items on the busiest of %d clusters\n",
                 name(all[0].cfg).c_str(), all[0].total_us, 100.0 * (1.0 - all[0].total_us / all[1].total_us),
@@ -249,14 +252,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> pos;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else if (a == "--except" && i + 1 < argc) except = argv[++i];
-    else if (a == "--sms" && i + 1 < argc) sms = std::atoi(argv[++i]);
-    else if (a == "--a-mn") p.a_major = g::major::mn;
-    else if (a == "--b-mn") p.b_major = g::major::mn;
-    else if (a == "--f32") p.out = g::out_type::f32;
-    else if (a == "-v") verbose = true;
-    else pos.push_back(a);
+    if (a == "--only" && i + 1 < argc)
+      only = argv[++i];
+    else if (a == "--except" && i + 1 < argc)
+      except = argv[++i];
+    else if (a == "--sms" && i + 1 < argc)
+      sms = std::atoi(argv[++i]);
+    else if (a == "--a-mn")
+      p.a_major = g::major::mn;
+    else if (a == "--b-mn")
+      p.b_major = g::major::mn;
+    else if (a == "--f32")
+      p.out = g::out_type::f32;
+    else if (a == "-v")
+      verbose = true;
+    else
+      pos.push_back(a);
   }
   try {
     if (mode == "explain" && pos.size() == 3) {

@@ -124,9 +124,9 @@ void bench_entry(benchmark::State& state, const std::string& entry, int64_t M, i
   const float alpha = 1.f, beta = 0.f;
   const auto cublas_run = [&](int s) {
     // Column-major view of row-major C: C^T (N x M) = W (N x K, K-contiguous) . A^T.
-    if (cublasGemmEx(hopper_bench::cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(p.N), int(p.M), int(p.K), &alpha,
-                     ops.B[s], CUDA_R_16BF, int(p.K), ops.A[s], CUDA_R_16BF, int(p.K), &beta, ops.C[s], CUDA_R_16BF,
-                     int(p.N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+    if (cublasGemmEx(hopper_bench::cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(p.N), int(p.M), int(p.K), &alpha, ops.B[s],
+                     CUDA_R_16BF, int(p.K), ops.A[s], CUDA_R_16BF, int(p.K), &beta, ops.C[s], CUDA_R_16BF, int(p.N),
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
       std::fprintf(stderr, "cublasGemmEx failed on %s\n", entry.c_str());
       std::exit(1);
     }
@@ -200,8 +200,9 @@ void bench_entry(benchmark::State& state, const std::string& entry, int64_t M, i
   std::printf("RATIO %s %.3f ours=%.1f cublas=%.1f config=%s", entry.c_str(), ratio, tf / rule_ms, tf / cublas_ms,
               hopper_bench::config_name(rule.cfg).c_str());
   if (all_candidates) std::printf(" best=%s %.3f", hopper_bench::config_name(best->cfg).c_str(), best_ratio);
-  if (M <= 32) std::printf(" w_bandwidth=%.3f cublas_w_bandwidth=%.3f", w_bytes / (rule_ms * 1e-3) / kHbmBytesPerS,
-                           w_bytes / (cublas_ms * 1e-3) / kHbmBytesPerS);
+  if (M <= 32)
+    std::printf(" w_bandwidth=%.3f cublas_w_bandwidth=%.3f", w_bytes / (rule_ms * 1e-3) / kHbmBytesPerS,
+                w_bytes / (cublas_ms * 1e-3) / kHbmBytesPerS);
   std::printf("\n");
   std::fflush(stdout);
   ratios[entry] = ratio;

@@ -70,15 +70,15 @@ inline std::vector<config> candidates(const problem& p, int num_sms) {
 // The model's constants (microseconds, bytes per microsecond, TFLOP/s per SM), calibrated on the
 // H200 at its sustained clock.
 struct cost_constants {
-  double launch_us;          // a launch's fixed cost, back to back with the previous one
-  double tile_start_us;      // a work item's start: coordinates, the first stages' latency
-  double tflops_per_sm[5];   // tensor rate by tile shape: 128 x 256, 128 x 192, 128 x 128, 128 x 64, 64 x 128
-  double pingpong_rate;      // ping-pong's rate relative to the cooperative 128 x 128 tile
-  double l2_bytes_per_us;    // one SM's share of L2 read bandwidth
-  double store_bytes_per_us; // one SM's epilogue store rate (C tile out)
-  double fixup_us;           // a shared tile's fixed fixup cost (fence, counter, wait)
-  double fixup_bytes_per_us; // one SM's rate for partials written and read back
-  double dram_bytes_per_us;  // the device's DRAM bandwidth
+  double launch_us;           // a launch's fixed cost, back to back with the previous one
+  double tile_start_us;       // a work item's start: coordinates, the first stages' latency
+  double tflops_per_sm[5];    // tensor rate by tile shape: 128 x 256, 128 x 192, 128 x 128, 128 x 64, 64 x 128
+  double pingpong_rate;       // ping-pong's rate relative to the cooperative 128 x 128 tile
+  double l2_bytes_per_us;     // one SM's share of L2 read bandwidth
+  double store_bytes_per_us;  // one SM's epilogue store rate (C tile out)
+  double fixup_us;            // a shared tile's fixed fixup cost (fence, counter, wait)
+  double fixup_bytes_per_us;  // one SM's rate for partials written and read back
+  double dram_bytes_per_us;   // the device's DRAM bandwidth
 };
 
 inline constexpr cost_constants h200_constants = {
@@ -154,13 +154,12 @@ inline cost predict(const config& c, const problem& p, int num_sms, const cost_c
   } else {
     r.epilogue_us = epilogue;
     r.fixup_us = (w.splits > 1 ? dp_items : 0) * fixup + sk_pieces * fixup;
-    r.cluster_us = r.rounds * (k.tile_start_us + epilogue) + (dp_items * dp_kblocks + sk_kblocks) * r.kblock_us +
-                   r.fixup_us;
+    r.cluster_us =
+        r.rounds * (k.tile_start_us + epilogue) + (dp_items * dp_kblocks + sk_kblocks) * r.kblock_us + r.fixup_us;
   }
   const double partials = double(ls.partial_bytes(c)) * 2;
-  const double dram_bytes =
-      2.0 * double(p.M) * double(p.K) + 2.0 * double(p.N) * double(p.K) +
-      double(out_bytes(p.out)) * double(p.M) * double(p.N) + partials;
+  const double dram_bytes = 2.0 * double(p.M) * double(p.K) + 2.0 * double(p.N) * double(p.K) +
+                            double(out_bytes(p.out)) * double(p.M) * double(p.N) + partials;
   r.dram_us = dram_bytes / k.dram_bytes_per_us;
   r.total_us = k.launch_us + std::max(r.cluster_us, r.dram_us);
   r.bound = r.dram_us > r.cluster_us ? "dram" : r.feed_us > r.tensor_us ? "feed" : "tensor";
