@@ -2,25 +2,35 @@
 """The GEMM against cuBLAS on the shapes models run: the ratio (ours / cuBLAS, by time) by the
 number of tokens M, one line per layer and one panel per model, from the Google Benchmark JSON
 that bench_gemm_models writes (entries gemm_model/{model}/{layer}/M{m}, counter `ratio`).
-Usage: tools/plot_gemm_models.py RESULTS.json OUT.png"""
+Usage: tools/plot_gemm_models.py RESULTS_DIR (reads RESULTS_DIR/bench_gemm_models.json, writes
+RESULTS_DIR/gemm_models_ratio.png, as the GPU suite calls every plot) or RESULTS.json OUT.png."""
 import json
+import os
 import sys
 from collections import defaultdict
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot_gemm_models.py RESULTS.json OUT.png")
+    if len(sys.argv) == 2:
+        src = os.path.join(sys.argv[1], "bench_gemm_models.json")
+        dst = os.path.join(sys.argv[1], "gemm_models_ratio.png")
+        if not os.path.exists(src):
+            print(f"plot_gemm_models: {src} not found, nothing to plot")
+            return
+    elif len(sys.argv) == 3:
+        src, dst = sys.argv[1], sys.argv[2]
+    else:
+        sys.exit("usage: plot_gemm_models.py RESULTS_DIR | RESULTS.json OUT.png")
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         sys.exit("plot_gemm_models: matplotlib not available")
-    with open(sys.argv[1]) as f:
+    with open(src) as f:
         rows = [b for b in json.load(f).get("benchmarks", []) if b["name"].startswith("gemm_model/")]
     if not rows:
-        sys.exit(f"plot_gemm_models: no gemm_model entries in {sys.argv[1]}")
+        sys.exit(f"plot_gemm_models: no gemm_model entries in {src}")
     series = defaultdict(lambda: defaultdict(list))  # model -> layer -> [(M, ratio)]
     for b in rows:
         _, model, layer, m = b["name"].split("/")[:4]
@@ -40,8 +50,8 @@ def main():
         ax.legend(fontsize=7, loc="lower right")
     axes[-1, 0].set_xlabel("tokens M")
     fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=110)
-    print(f"plot_gemm_models: {len(rows)} entries -> {sys.argv[2]}")
+    fig.savefig(dst, dpi=110)
+    print(f"plot_gemm_models: {len(rows)} entries -> {dst}")
 
 
 if __name__ == "__main__":
