@@ -8,6 +8,11 @@
   `SHAPE s.ssx / b.bbx` (SHAPE as MxNxK, N^3 or N^2xK) must show the `ratio` of gemm/SHAPE
   (sustained) and gemm_burst/SHAPE (burst) to two decimals, and "geomean of the seven" the
   geometric means of the seven shapes before it.
+- Any figure in README.md or docs/*.md followed at once by a marker
+  `<!-- figure FILE FIELD PATTERN DIGITS -->`: FILE a JSON in docs/results, FIELD a counter of
+  its benchmarks, PATTERN a benchmark name (its `/iterations...` suffix dropped) where `*` stands
+  for any text without `/`, DIGITS the decimals shown. One match: the figure is its value; more:
+  the figure is `min-max` over them. A marker that matches nothing is itself an error.
 
   tools/doc_figures.py --check    exit 1 naming every figure that differs (a ctest runs this)
   tools/doc_figures.py --write    rewrite those figures from the JSON
@@ -124,12 +129,59 @@ def check_readme(mode):
     return checked, wrong
 
 
+MARKER = re.compile(r"(-?\d+(?:\.\d+)?)(?:-(-?\d+(?:\.\d+)?))?<!-- figure (\S+) (\S+) (\S+) (\d) -->")
+
+
+def marked_docs():
+    docs = [README] + sorted(os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs")))
+    return [d for d in docs if d.endswith(".md")]
+
+
+def check_markers(mode):
+    """Every `<!-- figure ... -->` marker in the docs against its JSON: (figures checked, wrong)."""
+    cache, wrong, checked = {}, [], 0
+    for doc in marked_docs():
+        text = open(doc).read()
+        rel = os.path.relpath(doc, ROOT)
+
+        def figure(m):
+            nonlocal checked
+            got_lo, got_hi, file, field, pattern, digits = m.groups()
+            if file not in cache:
+                path = os.path.join(ROOT, "docs", "results", file)
+                if not os.path.isfile(path):
+                    wrong.append(f"{rel}: a figure cites {file}, which is not in docs/results")
+                    return m.group(0)
+                with open(path) as f:
+                    cache[file] = {b["name"].split("/iterations")[0]: b for b in json.load(f)["benchmarks"]}
+            rx = re.compile("^" + re.escape(pattern).replace(r"\*", "[^/]*") + "$")
+            values = [b[field] for name, b in cache[file].items() if rx.match(name) and field in b]
+            line = text.count("\n", 0, m.start()) + 1
+            if not values:
+                wrong.append(f"{rel}:{line}: no benchmark of {file} matches {pattern} with a {field}")
+                return m.group(0)
+            fmt = f"{{:.{digits}f}}"
+            want = fmt.format(values[0]) if len(values) == 1 else f"{fmt.format(min(values))}-{fmt.format(max(values))}"
+            got = got_lo if got_hi is None else f"{got_lo}-{got_hi}"
+            checked += 1
+            if got != want:
+                wrong.append(f"{rel}:{line}: {pattern} {field} {got}, {file} says {want}")
+            return f"{want}<!-- figure {file} {field} {pattern} {digits} -->"
+
+        new = MARKER.sub(figure, text)
+        if mode == "--write" and new != text:
+            with open(doc, "w") as f:
+                f.write(new)
+    return checked, wrong
+
+
 def main(argv):
     mode = argv[1] if len(argv) > 1 else "--check"
     if mode not in ("--check", "--write"):
         print(__doc__)
         return 2
     r_checked, r_wrong = check_readme(mode)
+    m_checked, m_wrong = check_markers(mode)
     results = load_results()
     lines = open(DOC).read().split("\n")
     header = None
@@ -171,12 +223,14 @@ def main(argv):
             f.write("\n".join(lines))
         print(f"doc_figures: {checked} figures, {len(wrong)} rewritten from {os.path.relpath(JSON, ROOT)}")
         print(f"doc_figures: README.md {r_checked} figures, {len(r_wrong)} rewritten from {os.path.relpath(GEMM_JSON, ROOT)}")
+        print(f"doc_figures: {m_checked} marked figures, {len(m_wrong)} rewritten")
         return 0
-    for w in wrong + r_wrong:
+    for w in wrong + r_wrong + m_wrong:
         print(w)
     print(f"doc_figures: {checked} figures checked against {os.path.relpath(JSON, ROOT)}, {len(wrong)} differ")
     print(f"doc_figures: README.md {r_checked} figures checked against {os.path.relpath(GEMM_JSON, ROOT)}, {len(r_wrong)} differ")
-    return 1 if wrong or r_wrong or checked == 0 or r_checked == 0 else 0
+    print(f"doc_figures: {m_checked} marked figures (README.md, docs/*.md) checked, {len(m_wrong)} differ")
+    return 1 if wrong or r_wrong or m_wrong or checked == 0 or r_checked == 0 or m_checked == 0 else 0
 
 
 if __name__ == "__main__":
