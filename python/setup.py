@@ -2,9 +2,45 @@
 # Builds hopper._C with PyTorch's extension tools: csrc/kernels.cu (the library's kernels, nvcc,
 # sm_90a) and csrc/ops.cpp (the torch operators). The library's headers come from this source tree.
 import os
+import subprocess
+import sys
+import tempfile
 
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+# A C++ compiler whose libstdc++ is linked statically into a shared object (a toolchain built
+# without a shared libstdc++, or one whose libstdc++.so is a linker script adding a static part)
+# gives the extension its own copy of the stream and locale code. Inside a process that has
+# loaded PyTorch that copy meets the process's locale, and the first number formatted into a
+# stream (every TORCH_CHECK message with a number in it) ends in SIGSEGV. So before building,
+# the compiler PyTorch's tools will use ($CXX, else c++) builds a probe that formats a number,
+# and the probe is run in a process that has imported torch.
+PROBE = '#include <sstream>\n#include <string>\nextern "C" int probe(long v) ' \
+        '{ std::ostringstream s; s << v; return int(s.str().size()); }\n'
+
+
+def check_cxx():
+    cxx = os.environ.get("CXX", "c++")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, lib = os.path.join(tmp, "probe.cpp"), os.path.join(tmp, "probe.so")
+        with open(src, "w") as f:
+            f.write(PROBE)
+        built = subprocess.run([cxx, "-shared", "-fPIC", "-O2", src, "-o", lib], capture_output=True, text=True)
+        if built.returncode != 0:
+            return  # the build itself will report what the compiler says
+        code = f"import torch, ctypes; print(ctypes.CDLL({lib!r}).probe(123456789))"
+        ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        if ran.returncode != 0 or ran.stdout.strip() != "9":
+            raise RuntimeError(
+                f"hopper-async: the C++ compiler {cxx!r} ($CXX, else c++) links its libstdc++ into shared "
+                f"objects statically: a probe built by it that formats a number crashed (exit status "
+                f"{ran.returncode}) in a process that imported torch, as the extension's error messages "
+                "would. Build with a compiler that links libstdc++ as a shared library, for example "
+                "CXX=/usr/bin/g++ pip install --no-build-isolation ./python")
+
+
+check_cxx()
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)

@@ -186,8 +186,13 @@ elif ! python3 -c "import torch" >/dev/null 2>&1; then
   say "TORCH: skipped, python3 cannot import torch"
 else
   t0=$(date +%s)
-  if MAX_JOBS=${MAX_JOBS:-8} python3 -m pip install --no-build-isolation --no-deps -q "$root/python" >"$logs/torch_build.log" 2>&1; then
-    say "TORCH: package built and installed ($(( $(date +%s) - t0 )) s)"
+  # The C++ compiler: HOPPER_TORCH_CXX, else the system's g++ where there is one (a toolchain with
+  # only a static libstdc++, such as the H200 machine's $CXX, is refused by python/setup.py),
+  # else $CXX as it is.
+  torch_cxx=${HOPPER_TORCH_CXX:-$( [ -x /usr/bin/g++ ] && echo /usr/bin/g++ || echo "${CXX:-c++}")}
+  if CXX=$torch_cxx MAX_JOBS=${MAX_JOBS:-8} python3 -m pip install --no-build-isolation --no-deps -q "$root/python" \
+    >"$logs/torch_build.log" 2>&1; then
+    say "TORCH: package built with CXX=$torch_cxx and installed ($(( $(date +%s) - t0 )) s)"
     python3 -m pytest -q -rfs "$root/python/tests" --junitxml="$junit/torch_tests.xml" >"$logs/torch_tests.log" 2>&1
     say "TORCH tests: rc $? $(tail -1 "$logs/torch_tests.log")"
     grep -E "^(FAILED|ERROR) " "$logs/torch_tests.log" | head -20 | cut -c1-300 | tee -a "$summary"

@@ -17,11 +17,6 @@
 
 namespace {
 
-// Numbers go into messages as std::to_string text: a TORCH_CHECK given an int64_t argument to
-// format crashes the process (SIGSEGV inside the check) with PyTorch 2.11 on the H200 machine,
-// whether or not -std is given (docs/gpu_runs.md, run 77); strings format correctly.
-std::string num(int64_t v) { return std::to_string(v); }
-
 std::string list_str(at::IntArrayRef v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -34,7 +29,7 @@ void check_cuda_sm90(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK_VALUE(t.is_cuda(), op, ": ", name, " must be a CUDA tensor, got one on ", t.device());
   const cudaDeviceProp* prop = at::cuda::getDeviceProperties(t.get_device());
   TORCH_CHECK(prop->major == 9 && prop->minor == 0, op, ": ", name, " is on ", t.device(), " (", prop->name, ", sm_",
-              num(prop->major), num(prop->minor), "); hopper-async runs on sm_90 (H100, H200)");
+              prop->major, prop->minor, "); hopper-async runs on sm_90 (H100, H200)");
 }
 
 // Calls into the library, turning its exceptions into the Python errors PyTorch raises.
@@ -72,17 +67,17 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   TORCH_CHECK_VALUE(a.device() == b.device(), op, ": a is on ", a.device(), " but b on ", b.device());
   TORCH_CHECK_TYPE(a.scalar_type() == at::kBFloat16, op, ": a must be bfloat16, got ", a.scalar_type());
   TORCH_CHECK_TYPE(b.scalar_type() == at::kBFloat16, op, ": b must be bfloat16, got ", b.scalar_type());
-  TORCH_CHECK_VALUE(a.dim() == 2, op, ": a must be 2-D (M x K), got ", num(a.dim()), "-D");
-  TORCH_CHECK_VALUE(b.dim() == 2, op, ": b must be 2-D (", b_nk ? "N x K" : "K x N", "), got ", num(b.dim()), "-D");
+  TORCH_CHECK_VALUE(a.dim() == 2, op, ": a must be 2-D (M x K), got ", a.dim(), "-D");
+  TORCH_CHECK_VALUE(b.dim() == 2, op, ": b must be 2-D (", b_nk ? "N x K" : "K x N", "), got ", b.dim(), "-D");
   const at::ScalarType out = out_dtype.value_or(at::kBFloat16);
   TORCH_CHECK_TYPE(out == at::kBFloat16 || out == at::kFloat, op, ": out_dtype must be bfloat16 or float32, got ", out);
   const int64_t M = a.size(0), K = a.size(1);
   const int64_t N = b_nk ? b.size(0) : b.size(1), Kb = b_nk ? b.size(1) : b.size(0);
-  TORCH_CHECK_VALUE(K == Kb, op, ": a is ", num(M), " x ", num(K), " but b is ", num(b.size(0)), " x ", num(b.size(1)),
+  TORCH_CHECK_VALUE(K == Kb, op, ": a is ", M, " x ", K, " but b is ", b.size(0), " x ", b.size(1),
                     " (", b_nk ? "N x K" : "K x N", "): K differs");
   const int64_t dim_limit = (int64_t(1) << 31) - 1;
-  TORCH_CHECK_VALUE(M <= dim_limit && N <= dim_limit && K <= dim_limit, op, ": a is ", num(M), " x ", num(K),
-                    " and b gives N = ", num(N), ": the kernel takes at most 2^31-1 along each of M, N and K");
+  TORCH_CHECK_VALUE(M <= dim_limit && N <= dim_limit && K <= dim_limit, op, ": a is ", M, " x ", K,
+                    " and b gives N = ", N, ": the kernel takes at most 2^31-1 along each of M, N and K");
   at::Tensor c = at::empty({M, N}, a.options().dtype(out));
   if (M == 0 || N == 0) return c;
   if (K == 0) return c.zero_();
@@ -99,17 +94,17 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   // operator's terms (which dimension to pad), before the library would say it in its own (lda).
   const auto check_rows = [&](const char* name, const at::Tensor& t, int64_t ld, int64_t elem, const char* pad) {
     TORCH_CHECK_VALUE((ld * elem) % 16 == 0, op, ": ", name, " has shape ", shape_str(t), ": its rows start every ",
-                      num(ld * elem), " bytes, and the kernel needs a multiple of 16 (", pad, " a multiple of ",
-                      num(16 / elem), "; pad it)");
+                      ld * elem, " bytes, and the kernel needs a multiple of 16 (", pad, " a multiple of ",
+                      16 / elem, "; pad it)");
     TORCH_CHECK_VALUE(reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0, op, ": ", name,
-                      "'s data is not 16-byte aligned (a view at an offset of ", num(t.storage_offset()),
+                      "'s data is not 16-byte aligned (a view at an offset of ", t.storage_offset(),
                       " elements; call .contiguous())");
   };
   check_rows("a", a, g.lda, 2, g.a_k_major ? "K" : "M");
   check_rows("b", b, g.ldb, 2, g.b_k_major ? "K" : "N");
-  TORCH_CHECK_VALUE((N * c.element_size()) % 16 == 0, op, ": the output has N = ", num(N), " columns of ",
+  TORCH_CHECK_VALUE((N * c.element_size()) % 16 == 0, op, ": the output has N = ", N, " columns of ",
                     c.scalar_type(), ": its rows must be a multiple of 16 bytes (N a multiple of ",
-                    num(16 / c.element_size()), "; pad b)");
+                    16 / c.element_size(), "; pad b)");
   g.A = a.data_ptr(), g.B = b.data_ptr(), g.C = c.data_ptr();
   const c10::cuda::CUDAGuard guard(a.device());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
