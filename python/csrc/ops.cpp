@@ -73,8 +73,8 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   TORCH_CHECK_TYPE(out == at::kBFloat16 || out == at::kFloat, op, ": out_dtype must be bfloat16 or float32, got ", out);
   const int64_t M = a.size(0), K = a.size(1);
   const int64_t N = b_nk ? b.size(0) : b.size(1), Kb = b_nk ? b.size(1) : b.size(0);
-  TORCH_CHECK_VALUE(K == Kb, op, ": a is ", M, " x ", K, " but b is ", b.size(0), " x ", b.size(1),
-                    " (", b_nk ? "N x K" : "K x N", "): K differs");
+  TORCH_CHECK_VALUE(K == Kb, op, ": a is ", M, " x ", K, " but b is ", b.size(0), " x ", b.size(1), " (",
+                    b_nk ? "N x K" : "K x N", "): K differs");
   const int64_t dim_limit = (int64_t(1) << 31) - 1;
   TORCH_CHECK_VALUE(M <= dim_limit && N <= dim_limit && K <= dim_limit, op, ": a is ", M, " x ", K,
                     " and b gives N = ", N, ": the kernel takes at most 2^31-1 along each of M, N and K");
@@ -94,17 +94,16 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   // operator's terms (which dimension to pad), before the library would say it in its own (lda).
   const auto check_rows = [&](const char* name, const at::Tensor& t, int64_t ld, int64_t elem, const char* pad) {
     TORCH_CHECK_VALUE((ld * elem) % 16 == 0, op, ": ", name, " has shape ", shape_str(t), ": its rows start every ",
-                      ld * elem, " bytes, and the kernel needs a multiple of 16 (", pad, " a multiple of ",
-                      16 / elem, "; pad it)");
+                      ld * elem, " bytes, and the kernel needs a multiple of 16 (", pad, " a multiple of ", 16 / elem,
+                      "; pad it)");
     TORCH_CHECK_VALUE(reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0, op, ": ", name,
                       "'s data is not 16-byte aligned (a view at an offset of ", t.storage_offset(),
                       " elements; call .contiguous())");
   };
   check_rows("a", a, g.lda, 2, g.a_k_major ? "K" : "M");
   check_rows("b", b, g.ldb, 2, g.b_k_major ? "K" : "N");
-  TORCH_CHECK_VALUE((N * c.element_size()) % 16 == 0, op, ": the output has N = ", N, " columns of ",
-                    c.scalar_type(), ": its rows must be a multiple of 16 bytes (N a multiple of ",
-                    16 / c.element_size(), "; pad b)");
+  TORCH_CHECK_VALUE((N * c.element_size()) % 16 == 0, op, ": the output has N = ", N, " columns of ", c.scalar_type(),
+                    ": its rows must be a multiple of 16 bytes (N a multiple of ", 16 / c.element_size(), "; pad b)");
   g.A = a.data_ptr(), g.B = b.data_ptr(), g.C = c.data_ptr();
   const c10::cuda::CUDAGuard guard(a.device());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
