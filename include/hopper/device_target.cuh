@@ -391,15 +391,23 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
                                                                bool scale_d) const {
     ptx::wgmma_m64nNk16_f32_bf16_bf16<N, ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
   }
+  // wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 d, a, b-desc, scale-d, imm-scale-a,
+  // imm-scale-b, imm-trans-b: A from four registers of each thread (its A fragment)
+  template <int N, int ScaleA = 1, int ScaleB = 1, int TransB = 0>
+  __device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], const uint32_t (&a)[4],
+                                                               uint64_t desc_b, bool scale_d) const {
+    ptx::wgmma_m64nNk16_f32_bf16_bf16<N, ScaleA, ScaleB, TransB>(d, a, desc_b, scale_d);
+  }
   // wgmma.commit_group.sync.aligned / wgmma.wait_group.sync.aligned N
   __device__ __forceinline__ void wgmma_commit_group() const { ptx::wgmma_commit_group(); }
   template <int N>
   __device__ __forceinline__ void wgmma_wait_group() const {
     ptx::wgmma_wait_group<N>();
   }
-  // Keeps ordinary uses of the accumulators from moving across fence / wait_group (no instruction).
-  template <int R>
-  __device__ __forceinline__ void wgmma_fence_operand(float (&d)[R]) const {
+  // Keeps ordinary uses of the accumulators (float) or of an A fragment in registers (uint32_t)
+  // from moving across fence / wait_group (no instruction).
+  template <class E, int R>
+  __device__ __forceinline__ void wgmma_fence_operand(E (&d)[R]) const {
     ptx::wgmma_fence_operand(d);
   }
 

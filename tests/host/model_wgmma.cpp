@@ -116,13 +116,18 @@ struct config {
   uint32_t rounds = 1;
   mode m = mode::wait0;
   bool with_c = false;  // accumulate into given C (scale-d = 1 from the first step)
+  bool a_regs = false;  // A from each thread's registers (its A fragment), not through a descriptor
   uint64_t data_seed = 1;
 };
 
 std::string describe(const config& c) {
   static const char* sw[] = {"none", "32B", "64B", "128B"};
-  return "N=" + std::to_string(c.n) + " A " + (c.a_mn ? "M-major" : "K-major") + ", B " +
-         (c.b_mn ? "N-major" : "K-major") + ", swizzle " + sw[int(c.sw)] + ", rounds " + std::to_string(c.rounds);
+  return "N=" + std::to_string(c.n) + " A " +
+         (c.a_regs ? "in registers"
+          : c.a_mn ? "M-major"
+                   : "K-major") +
+         ", B " + (c.b_mn ? "N-major" : "K-major") + ", swizzle " + sw[int(c.sw)] + ", rounds " +
+         std::to_string(c.rounds);
 }
 
 struct result {
@@ -157,7 +162,7 @@ result run(const config& c, uint64_t seed) {
   for (auto& cr : res.cs)
     for (auto& x : cr) x = float(int(g() % 17) - 8) * 0.25f;
   const mode m = c.m;
-  const bool with_c = c.with_c;
+  const bool with_c = c.with_c, a_regs = c.a_regs;
   program p = [&](world& w) {
     buffer& ga = w.make_global("A", size_t(R) * 64 * kK * 2);
     buffer& gb = w.make_global("B", size_t(R) * kK * N * 2);
@@ -171,7 +176,7 @@ result run(const config& c, uint64_t seed) {
           std::memcpy(gb.host_data() + lb.global_offset(r, i, k), &res.b[(size_t(r) * kK + k) * N + i], 2);
     const tensor_view va = la.view(ga, R), vb = lb.view(gb, R);
     const uint32_t producer = R > 1 ? 128 : 0;
-    launch(w, {1, producer + (R > 1 ? 32 : 128), 1}, [&, va, vb, la, lb, R, S, m, with_c, producer](target& t) {
+    launch(w, {1, producer + (R > 1 ? 32 : 128), 1}, [&, va, vb, la, lb, R, S, m, with_c, a_regs, producer](target& t) {
       auto& bars = cta_shared<bar_set>(t, "bars");
       const auto sa = shared_buffer(t, "A stages", S, la.bytes());
       const auto sb = shared_buffer(t, "B stages", S, lb.bytes());
@@ -215,6 +220,21 @@ result run(const config& c, uint64_t seed) {
         const uint32_t a_base = t.smem_addr(sa + s * la.bytes()), b_base = t.smem_addr(sb + s * lb.bytes());
         t.wgmma_fence();
         for (uint32_t kk = 0; kk < kK / 16; ++kk) {
+          if (a_regs) {  // this thread's A fragment of k-step kk: element e at the place of d[e]
+            uint32_t fa[4] = {};
+            for (uint32_t e = 0; e < 8; ++e)
+              fa[e / 2] |= uint32_t(res.a[(size_t(r) * 64 + frag_row(me, e)) * kK + 16 * kk + frag_col(me, e)])
+                           << (16 * (e % 2));
+            if constexpr (hopper::ptx::wgmma_n_instantiated(N)) {
+              t.wgmma_m64nNk16_f32_bf16_bf16<N, SA, SB, TB>(acc[r % 2], fa, lb.desc(b_base, kk), with_c || kk > 0);
+            } else {
+              wgmma_mma_args args;
+              args.n = N, args.scale_a = SA, args.scale_b = SB, args.trans_b = TB, args.a_in_registers = true;
+              args.desc_b = lb.desc(b_base, kk), args.scale_d = with_c || kk > 0;
+              wgmma_unit(t).mma_async(world_of(t), t.thread() % 128u, args, acc[r % 2], fa);
+            }
+            continue;
+          }
           if constexpr (hopper::ptx::wgmma_n_instantiated(N)) {
             t.wgmma_m64nNk16_f32_bf16_bf16<N, SA, SB, TA, TB>(acc[r % 2], la.desc(a_base, kk), lb.desc(b_base, kk),
                                                               with_c || kk > 0);
@@ -418,6 +438,38 @@ TEST(ModelWgmma, AnyNMultipleOf8) {
   check_layouts<200>(swizzle::b32, 34);
 }
 
+// A from registers: each thread's A fragment (the places of d[0..7]) against the same product.
+TEST(ModelWgmma, AFromRegistersEveryNAndBMajor) {
+  for (swizzle sw : {swizzle::b128, swizzle::none})
+    for (int b_mn = 0; b_mn < 2; ++b_mn) {
+      config c;
+      c.a_regs = true, c.b_mn = b_mn, c.sw = sw;
+      c.n = 64, c.data_seed = 51 + b_mn;
+      expect_products(c, run_any<64>(c, 1));
+      c.n = 128, c.data_seed = 53 + b_mn;
+      expect_products(c, run_any<128>(c, 2));
+      c.n = 256, c.data_seed = 55 + b_mn;
+      expect_products(c, run_any<256>(c, 3));
+      c.n = 40, c.data_seed = 57 + b_mn;
+      expect_products(c, run_any<40>(c, 4));
+    }
+  config c;
+  c.a_regs = true, c.n = 128, c.with_c = true, c.rounds = 3, c.m = mode::wait1, c.data_seed = 59;
+  expect_products(c, run_any<128, -1, 1>(c, 5), -1, 1);
+}
+
+// The accumulator fragment's columns 16j .. 16j+15 are, element for element, the A fragment of a
+// k-step: d[8j + e] lies at (row of a[e], 16j + k of a[e]). So S = Q K^T, rounded to bf16 in pairs,
+// is the register operand of P V without moving a value between threads.
+TEST(ModelWgmma, SixteenAccumulatorColumnsAreAnAFragment) {
+  for (uint32_t t = 0; t < 128; ++t)
+    for (uint32_t j = 0; j < 16; ++j)
+      for (uint32_t e = 0; e < 8; ++e) {
+        ASSERT_EQ(wgmma_fragment_row(t, 8 * j + e), wgmma_fragment_row(t, e)) << t << " " << j << " " << e;
+        ASSERT_EQ(wgmma_fragment_col(t, 8 * j + e), 16 * j + wgmma_fragment_col(t, e)) << t << " " << j << " " << e;
+      }
+}
+
 TEST(ModelWgmma, NegatedOperandsAndAccumulatingIntoGivenC) {
   config c;
   c.n = 128, c.with_c = true, c.data_seed = 41;
@@ -619,6 +671,19 @@ TEST(ModelWgmma, MisusesAreReportedByName) {
                                   ptx::make_wgmma_desc_kmajor_sw128(b));
                             }),
                  error_kind::undefined_behavior, {"differ between threads", "thread 77 "});
+  // threads that give A in registers beside threads that give it by descriptor
+  expect_message(run_misuse(128,
+                            [&](target& t, uint32_t a, uint32_t b) {
+                              t.wgmma_fence();
+                              float acc[32];
+                              const uint32_t fa[4] = {0, 0, 0, 0};
+                              if (t.thread() == 9)
+                                t.wgmma_m64nNk16_f32_bf16_bf16<64>(acc, fa, ptx::make_wgmma_desc_kmajor_sw128(b),
+                                                                   false);
+                              else
+                                mma(t, ptx::make_wgmma_desc_kmajor_sw128(a), ptx::make_wgmma_desc_kmajor_sw128(b));
+                            }),
+                 error_kind::undefined_behavior, {"differ between threads", "thread 9 ", "a in registers"});
   // an operand under no buffer (the reserved first KiB)
   expect_message(run_misuse(128,
                             [&](target& t, uint32_t, uint32_t b) {

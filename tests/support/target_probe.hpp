@@ -103,9 +103,12 @@ HOPPER_HD void target_probe(T& t, typename T::barrier_type& b, typename T::templ
   const uint64_t desc = ptx::make_wgmma_desc_kmajor_sw128(t.smem_addr(s));
   t.wgmma_fence();
   t.template wgmma_m64nNk16_f32_bf16_bf16<64>(d, desc, desc, sum != 0);
+  uint32_t a[4] = {sum, sum + 1, sum + 2, sum + 3};
+  t.template wgmma_m64nNk16_f32_bf16_bf16<64>(d, a, desc, true);
   t.wgmma_commit_group();
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(d);
+  t.wgmma_fence_operand(a);
   // a converged warp's arrive on each CTA (the pipeline's multicast release)
   t.mbarrier_arrive_shared_cluster_lanes(b, 2);
   t.template mbarrier_arrive_shared_cluster_lanes<ptx::sem::relaxed>(b, 1);

@@ -740,6 +740,20 @@ class target {
     a.desc_a = desc_a, a.desc_b = desc_b, a.scale_d = scale_d;
     tensor_cores().mma_async(w(), tid_ % 128u, a, d);
   }
+  // The form with A in registers: a holds this thread's A fragment (eight bf16, two a register).
+  template <int N, int ScaleA = 1, int ScaleB = 1, int TransB = 0>
+  void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, bool scale_d,
+                                    src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    static_assert(ptx::wgmma_n_instantiated(N), "wgmma .m64nNk16 bf16: N = 64, 128, 192 or 256, as on the device");
+    static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
+    static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
+    static_assert(TransB == 0 || TransB == 1, "imm-trans-b is 0 or 1");
+    wgmma_mma_args args;
+    args.n = N, args.scale_a = ScaleA, args.scale_b = ScaleB, args.trans_b = TransB;
+    args.a_in_registers = true, args.desc_b = desc_b, args.scale_d = scale_d;
+    tensor_cores().mma_async(w(), tid_ % 128u, args, d, a);
+  }
   void wgmma_commit_group(src_loc loc = src_loc::current()) const {
     w().at(loc);
     tensor_cores().commit_group(w(), tid_ % 128u);
@@ -750,9 +764,10 @@ class target {
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
     tensor_cores().wait_group(w(), tid_ % 128u, unsigned(N));
   }
-  // The register hazard is not modelled (the model writes d at issue): nothing to do.
-  template <int R>
-  void wgmma_fence_operand(float (&)[R]) const {}
+  // The register hazard is not modelled (the model writes d, and reads an A fragment, at issue):
+  // nothing to do.
+  template <class E, int R>
+  void wgmma_fence_operand(E (&)[R]) const {}
   // ---- call sites ---------------------------------------------------------------------------
   // The pipeline's callers' call sites (hopper/source_location.hpp): pinned for the members the
   // pipeline calls on their behalf.

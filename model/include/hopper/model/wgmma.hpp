@@ -1,5 +1,6 @@
-// The model's tensor cores: wgmma.fence, wgmma.mma_async.m64nNk16.f32.bf16.bf16 (both operands in
-// shared memory, through matrix descriptors), wgmma.commit_group and wgmma.wait_group, per
+// The model's tensor cores: wgmma.fence, wgmma.mma_async.m64nNk16.f32.bf16.bf16 (B in shared memory
+// through its matrix descriptor, A there too or in registers), wgmma.commit_group and
+// wgmma.wait_group, per
 // warpgroup (128 consecutive threads of a CTA; warpgroup = thread / 128). The target's members of
 // the same names (target.hpp) call into this file.
 //
@@ -31,6 +32,10 @@
 //    intermediate precision of the sum unspecified.
 //  * the accumulator fragment ("Matrix Fragments for wgmma .m64nNk16"): thread t of the warpgroup,
 //    warp w = t/32, lane l, holds d[i] at row 16w + l/4 + 8((i/2)%2), col 8(i/4) + 2(l%4) + i%2.
+//  * A in registers (the form "d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b"): each
+//    thread gives four .b32 registers, eight bf16 a[e/2] >> 16(e%2) for e in 0..7, element e at the
+//    place of d[e] above (row 16w + l/4 + 8((e/2)%2), k 8(e/4) + 2(l%4) + e%2); the 128 threads'
+//    fragments are A, read when the last thread arrives. No imm-trans-a: A in registers is K-major.
 //  * wgmma.fence must come before the first mma_async of the warpgroup (else undefined
 //    behaviour). commit_group closes the mma_async issued since the last commit into a group
 //    (possibly empty); wait_group N retires all but the N most recent groups.
@@ -49,7 +54,8 @@
 // so reading the accumulators before wait_group (or touching them between mma_async without
 // wgmma.fence) is not detected: that register hazard is the compiler's and the ISA's business
 // (wgmma_fence_operand does nothing here). Groups complete at once, so wait_group never blocks.
-// A in registers (the .rs forms), sparse wgmma, other types, and the base offset are not modelled.
+// A fragment's registers are read at issue too, so changing them before the wait_group is not
+// detected either. Sparse wgmma, other types, and the base offset are not modelled.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -135,20 +141,22 @@ struct wgmma_matrix {
 struct wgmma_mma_args {
   int n = 0;
   int scale_a = 1, scale_b = 1, trans_a = 0, trans_b = 0;
+  bool a_in_registers = false;  // then desc_a and trans_a are unused, each thread gives its fragment
   uint64_t desc_a = 0, desc_b = 0;
   bool scale_d = false;
   bool operator==(const wgmma_mma_args& o) const {
     return n == o.n && scale_a == o.scale_a && scale_b == o.scale_b && trans_a == o.trans_a && trans_b == o.trans_b &&
-           desc_a == o.desc_a && desc_b == o.desc_b && scale_d == o.scale_d;
+           a_in_registers == o.a_in_registers && desc_a == o.desc_a && desc_b == o.desc_b && scale_d == o.scale_d;
   }
   bool operator!=(const wgmma_mma_args& o) const { return !(*this == o); }
   std::string instruction() const {
     return "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32.bf16.bf16";
   }
   std::string describe() const {
-    return "a-desc " + wgmma_matrix::decode(desc_a).describe() + ", b-desc " + wgmma_matrix::decode(desc_b).describe() +
-           ", scale-d " + std::to_string(int(scale_d)) + ", imm-scale-a " + std::to_string(scale_a) + ", imm-scale-b " +
-           std::to_string(scale_b) + ", imm-trans-a " + std::to_string(trans_a) + ", imm-trans-b " +
+    const std::string a = a_in_registers ? "a in registers" : "a-desc " + wgmma_matrix::decode(desc_a).describe();
+    return a + ", b-desc " + wgmma_matrix::decode(desc_b).describe() + ", scale-d " + std::to_string(int(scale_d)) +
+           ", imm-scale-a " + std::to_string(scale_a) + ", imm-scale-b " + std::to_string(scale_b) +
+           (a_in_registers ? "" : ", imm-trans-a " + std::to_string(trans_a)) + ", imm-trans-b " +
            std::to_string(trans_b);
   }
 };
@@ -177,11 +185,13 @@ class wgmma_warpgroup {
   }
 
   // wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
-  // imm-scale-b, imm-trans-a, imm-trans-b: `d` holds the thread's a.n / 2 accumulators.
-  void mma_async(world& w, uint32_t t, const wgmma_mma_args& a, float* d) {
+  // imm-scale-b, imm-trans-a, imm-trans-b: `d` holds the thread's a.n / 2 accumulators. With
+  // a.a_in_registers, `a_regs` is the thread's A fragment (d, a, b-desc, ... without imm-trans-a).
+  void mma_async(world& w, uint32_t t, const wgmma_mma_args& a, float* d, const uint32_t* a_regs = nullptr) {
     slot s;
     s.args = a;
     s.d = d;
+    if (a.a_in_registers) std::memcpy(s.a, a_regs, sizeof s.a);
     meet(w, t, a.instruction(), s, [this, &w] { perform(w); });
   }
 
@@ -218,6 +228,7 @@ class wgmma_warpgroup {
     int task = -1;
     wgmma_mma_args args{};
     float* d = nullptr;
+    uint32_t a[4] = {};  // the A fragment, when A is in registers
   };
 
   // The 128 threads meet at instruction `op`; the last to come runs last() for all.
@@ -294,6 +305,19 @@ class wgmma_warpgroup {
       }
     return r;
   }
+  // A from the 128 threads' registers: element e of thread t's fragment is A(row, k) at the place
+  // of d[e] in the accumulator fragment.
+  operand fragment_a() const {
+    operand r;
+    r.v.resize(64 * 16);
+    for (uint32_t t = 0; t < threads; ++t)
+      for (uint32_t e = 0; e < 8; ++e) {
+        const uint16_t h = uint16_t(slots_[t].a[e / 2] >> (16 * (e % 2)));
+        r.v[size_t(wgmma_fragment_row(t, e)) * 16 + wgmma_fragment_col(t, e)] = bf16_to_float(h);
+      }
+    r.where = "registers";
+    return r;
+  }
   // The async-proxy reads of an operand's chunks, coalesced into ranges per buffer.
   static void track(const operand& o, const std::shared_ptr<bulk_op>& op, const hb_clock& c) {
     buffer* b = nullptr;
@@ -328,7 +352,7 @@ class wgmma_warpgroup {
                             "issued by all warps of the warpgroup before its first wgmma.mma_async)");
     const wgmma_matrix ma = wgmma_matrix::decode(a.desc_a), mb = wgmma_matrix::decode(a.desc_b);
     for (const wgmma_matrix* m : {&ma, &mb})
-      if (m->base_offset != 0)
+      if (m->base_offset != 0 && (m == &mb || !a.a_in_registers))
         scheduler::misuse(instr + " of " + name() + " with descriptor " + m->describe() +
                           ": a non-zero matrix base offset is not modelled (start the swizzle pattern at its "
                           "alignment: 1024 B for 128B, 512 B for 64B, 256 B for 32B)");
@@ -339,10 +363,10 @@ class wgmma_warpgroup {
     op->issuer = slots_[0].task;
     op->wgmma_key = cta_ * 64 + int(wg_);
     const std::string what = instr + " #" + std::to_string(issued_) + " of " + name();
-    const operand A = gather(w, ma, a.trans_a != 0, 64, "A", what);
+    const operand A = a.a_in_registers ? fragment_a() : gather(w, ma, a.trans_a != 0, 64, "A", what);
     const operand B = gather(w, mb, a.trans_b != 0, uint32_t(a.n), "B", what);
     op->what = what + " (A from " + A.where + ", B from " + B.where + ")";
-    track(A, op, c);
+    track(A, op, c);  // no chunks when A is in registers: nothing of shared memory is read for it
     track(B, op, c);
     // D = (scale-d ? D : 0) + A*B, in every thread's fragment.
     // The scaled operands, each product formed once rather than in every thread's every element
