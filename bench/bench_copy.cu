@@ -1,4 +1,4 @@
-// The streaming copies of kernels/stream_copy.cuh against cudaMemcpyAsync device-to-device, both
+// The streaming copies of kernels/copy/stream_copy.cuh against cudaMemcpyAsync device-to-device, both
 // measured in this process by the same method: buffers rotated through a region of at least
 // 512 MiB (10x the L2), warm-up, then runs of ours and of memcpy interleaved one by one, each
 // between its own pair of CUDA events; the median of each. Bandwidth counts bytes read + written.
@@ -43,7 +43,7 @@
 #include "copy_presets.hpp"
 #include "copy_probes.cuh"
 #include "hopper/limits.hpp"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 
 namespace {
 

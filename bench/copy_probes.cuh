@@ -1,5 +1,5 @@
 // Probe kernels for bench_copy's `why/` benchmarks: they take the streaming copy of
-// kernels/stream_copy.cuh apart to find what holds it at 0.92-0.95x cudaMemcpyAsync.
+// kernels/copy/stream_copy.cuh apart to find what holds it at 0.92-0.95x cudaMemcpyAsync.
 //
 //   plain_copy_kernel<U>         no shared memory, no TMA: grid-stride 16-byte ld.global.nc /
 //                                st.global, U loads in flight per thread
@@ -23,7 +23,7 @@
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/fence.cuh"
 #include "hopper/ptx/ld_st.cuh"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 
 namespace copy_probe {
 

@@ -1,4 +1,4 @@
-// The copy launchers' argument checks (kernels/stream_copy_args.hpp: stream_copy_1d,
+// The copy launchers' argument checks (kernels/copy/stream_copy_args.hpp: stream_copy_1d,
 // stream_copy_2d, stream_axpb_bf16), as the launchers run them before any CUDA call. Every input
 // is rejected naming an argument, or accepted with regions that neither wrap nor overlap and a
 // shape that fits the grid and shared memory, recomputed in 128 bits.
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "fuzz_input.hpp"
-#include "kernels/stream_copy_args.hpp"
+#include "kernels/copy/stream_copy_args.hpp"
 
 using namespace hopper_fuzz;
 namespace k = hopper::kernels;

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "gpu_test.hpp"
-#include "kernels/hazard_lab.cuh"
+#include "kernels/hazard_lab/hazard_lab.cuh"
 
 namespace {
 

@@ -51,8 +51,8 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
-#include "kernels/stream_copy.cuh"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The streaming copies of kernels/stream_copy.cuh against a CPU reference: random data, poisoned
+// The streaming copies of kernels/copy/stream_copy.cuh against a CPU reference: random data, poisoned
 // output with a guard zone behind it, sizes from 0 through tails of every kind to several MiB,
 // several pipeline shapes, and every argument the launchers reject.
 #include <cuda_bf16.h>
@@ -13,7 +13,7 @@
 
 #include "bench/copy_presets.hpp"
 #include "gpu_test.hpp"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 
 namespace {
 

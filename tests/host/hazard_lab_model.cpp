@@ -1,5 +1,5 @@
-// The hazard lab's kernels (kernels/hazard_lab.cuh) on the model:
-// the very bodies the GPU runs (kernels/hazard_lab_body.hpp), instantiated with the model's
+// The hazard lab's kernels (kernels/hazard_lab/hazard_lab.cuh) on the model:
+// the very bodies the GPU runs (kernels/hazard_lab/hazard_lab_body.hpp), instantiated with the model's
 // target, one task per thread of 128-thread blocks. Where the GPU can only count what it happened
 // to see, the model must report every unprotected case, as the hazard it demonstrates, in every
 // seed, naming the buffer and the CTA; and every protected case must run clean with the data the
@@ -15,7 +15,7 @@
 
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
-#include "kernels/hazard_lab_body.hpp"
+#include "kernels/hazard_lab/hazard_lab_body.hpp"
 
 using namespace hopper::model;
 namespace hl = hopper::kernels::hazard_lab;

@@ -1,4 +1,4 @@
-// The streaming copies' own kernel bodies (kernels/stream_copy_body.hpp) on the executable model,
+// The streaming copies' own kernel bodies (kernels/copy/stream_copy_body.hpp) on the executable model,
 // every thread a task: the 1-D copy through both store paths and both schedules, the 2-D tensor
 // copy, and the fused y = a*x + b, at small and odd sizes (1 byte, 15 bytes, tails past the last
 // multiple of 16 or the last whole row, partial last chunks), with the knobs the benchmark sweeps
@@ -16,8 +16,8 @@
 #include "hopper/model/explore.hpp"
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline.cuh"
-#include "kernels/stream_copy_body.hpp"
-#include "kernels/stream_copy_on_model.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_on_model.hpp"
 
 using namespace hopper::model;
 namespace hk = hopper::kernels;

@@ -36,7 +36,7 @@
 
 #include "hopper/device_target.cuh"
 #include "hopper/views.cuh"
-#include "kernels/hazard_lab_body.hpp"
+#include "kernels/hazard_lab/hazard_lab_body.hpp"
 
 namespace hopper::kernels::hazard_lab {
 
@@ -86,7 +86,7 @@ namespace detail {
 
 // The __global__ entries: each declares its shared memory as the hand-written kernel did (the
 // dynamic tile, each mbarrier its own __shared__ variable) and runs its body
-// (kernels/hazard_lab_body.hpp) with the device target. Their SASS is the hand-written kernels',
+// (kernels/hazard_lab/hazard_lab_body.hpp) with the device target. Their SASS is the hand-written kernels',
 // byte for byte but for release_acquire_mbarrier (docs/hazard_lab.md, "The model").
 
 // Counts each (block, run) slot of `out` that differs from pattern(seed, block, run, .) ^ expect_xor

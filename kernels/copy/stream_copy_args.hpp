@@ -1,5 +1,5 @@
 // The copy launchers' argument checks, as plain C++ (no CUDA), so that the host tests, the fuzz
-// targets and the model runner check exactly what kernels/stream_copy.cuh's launchers check:
+// targets and the model runner check exactly what kernels/copy/stream_copy.cuh's launchers check:
 // each throws std::invalid_argument("hopper: <launcher>: ...") naming the bad argument as the
 // launcher's signature names it, before anything derived from it is used.
 #pragma once
@@ -11,7 +11,7 @@
 
 #include "hopper/checked.hpp"
 #include "hopper/limits.hpp"
-#include "kernels/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 namespace detail {

@@ -1,5 +1,5 @@
 // The streaming copies' kernel bodies, written once over a target: the GPU runs
-// them through kernels/stream_copy.cuh's __global__ entries with hopper::device_target, the host
+// them through kernels/copy/stream_copy.cuh's __global__ entries with hopper::device_target, the host
 // model runs the same lines with hopper::model::target (tests/host/stream_copy_model.cpp). Plain
 // C++ apart from the target: no CUDA header is needed to compile this file for the model.
 //
@@ -60,7 +60,7 @@ enum class schedule : uint8_t { persistent, per_tile };
 
 // The knobs of a streaming copy. The defaults are the persistent 2-D copy's best point; the 1-D
 // and fused copies default to stream_copy_1d_default() / stream_axpb_bf16_default()
-// (kernels/stream_copy.cuh). docs/copy.md has the sweeps; bench/copy_presets.hpp the other
+// (kernels/copy/stream_copy.cuh). docs/copy.md has the sweeps; bench/copy_presets.hpp the other
 // measured points.
 struct stream_copy_config {
   uint32_t stages = 8;                     // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16

@@ -1,4 +1,4 @@
-// The streaming copy's own kernel body (kernels/stream_copy_body.hpp) launched on the executable
+// The streaming copy's own kernel body (kernels/copy/stream_copy_body.hpp) launched on the executable
 // model, every thread a task: what the model tests and the showcase's no-GPU path share. The grid
 // is what the launcher would pick on a model device of 2 SMs.
 #pragma once
@@ -11,8 +11,8 @@
 
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline.cuh"
+#include "kernels/copy/stream_copy_body.hpp"
 #include "kernels/dispatch.hpp"
-#include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels::on_model {
 

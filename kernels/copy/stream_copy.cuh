@@ -1,7 +1,7 @@
 // Streaming copies through shared memory at the speed of the memory itself: the copy engine
 // (cp.async.bulk, bulk async-groups for the stores) moves every byte in the background while one
 // thread per direction only issues.
-// The kernel bodies are written once over a target in kernels/stream_copy_body.hpp (they run on
+// The kernel bodies are written once over a target in kernels/copy/stream_copy_body.hpp (they run on
 // the host model too); this file holds their __global__ entries on the device target and the
 // host launchers users call:
 //
@@ -28,9 +28,9 @@
 #include "hopper/limits.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/tensor_map.hpp"
+#include "kernels/copy/stream_copy_args.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
 #include "kernels/dispatch.hpp"
-#include "kernels/stream_copy_args.hpp"
-#include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 
