@@ -1,6 +1,8 @@
-// The streaming copy's own kernel body (kernels/copy/stream_copy_body.hpp) launched on the executable
-// model, every thread a task: what the model tests and the showcase's no-GPU path share. The grid
-// is what the launcher would pick on a model device of 2 SMs.
+// The streaming copies launched on the executable model from the plan their CUDA launchers
+// launch (kernels/copy/stream_copy_plan.hpp): the same entry's body
+// (kernels/copy/stream_copy_body.hpp), block, shared memory, tensor maps' shape and grid, every
+// thread a task. What the model tests and the showcase's no-GPU path share. The grid is the
+// plan's on a model device of model_sms SMs, where every CTA the config asks for fits.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline.cuh"
 #include "kernels/copy/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_plan.hpp"
 #include "kernels/dispatch.hpp"
 
 namespace hopper::kernels::on_model {
@@ -23,6 +26,8 @@ using hopper::model::model_error;
 using hopper::model::run_options;
 using hopper::model::target;
 using hopper::model::world;
+
+inline constexpr uint32_t model_sms = 2;
 
 // Runtime stage count and lag to the body's template parameters (the counts the tests use).
 template <class F>
@@ -36,18 +41,89 @@ inline void with_lag(uint32_t lag, F&& f) {
   with_value<0, 1, 2>(lag, f);
 }
 
-// The grid the launcher would pick, on a model "device" of 2 SMs.
-inline uint32_t grid_of(const hopper::kernels::stream_copy_config& c, uint64_t chunks) {
-  if (c.sched == hopper::kernels::schedule::per_tile) {
-    const uint64_t tiles = (chunks + c.tile_chunks - 1) / c.tile_chunks;
-    return uint32_t(tiles < 1 ? 1 : tiles);
-  }
-  const uint64_t cap = 2ull * c.blocks_per_sm;
-  return uint32_t(chunks < 1 ? 1 : (chunks < cap ? chunks : cap));
+// The plan's grid on the model device: model_sms SMs, blocks_per_sm CTAs fitting on each.
+inline uint32_t grid_of(const copy_plan& p) { return p.grid(model_sms, p.blocks_per_sm); }
+
+// The 2-D plan's tensor map over `b`, as stream_copy_2d_plan encodes it on the GPU.
+inline hopper::model::tensor_view map_of(const copy_plan& p, buffer& b) {
+  hopper::model::tensor_view v;
+  v.mem = &b;
+  v.elem_bytes = stream_copy_2d_elem_bytes;
+  v.dims = {stream_copy_2d_row_elems, p.rows};
+  v.strides = {stream_copy_2d_row_bytes};
+  v.box = {stream_copy_2d_row_elems, p.box_rows};
+  return v;
 }
 
-inline size_t ring_stages(const hopper::kernels::stream_copy_config& c) {
-  return c.sched == hopper::kernels::schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
+// The ldst entry's instance for the plan's store kind and transform, run by one thread.
+template <int S>
+void ldst_instance(const copy_plan& p, target& t, typename pipeline<S, target>::storage& ring,
+                   hopper::model::smem<uint8_t> stages, gmem<uint8_t> d, gmem<const uint8_t> s) {
+  using hopper::kernels::detail::st_kind;
+  auto run = [&](auto kind, auto axpb) {
+    ldst_body<S, decltype(axpb)::value, decltype(kind)::value>(t, ring, stages, d, s, p.bytes, p.stage_bytes, p.knobs,
+                                                               p.a, p.b);
+  };
+  auto with_kind = [&](auto axpb) {
+    if (p.store == st_kind::cs)
+      run(std::integral_constant<st_kind, st_kind::cs>{}, axpb);
+    else if (p.store == st_kind::hint)
+      run(std::integral_constant<st_kind, st_kind::hint>{}, axpb);
+    else
+      run(std::integral_constant<st_kind, st_kind::wb>{}, axpb);
+  };
+  if (p.axpb)
+    with_kind(std::true_type{});
+  else
+    with_kind(std::false_type{});
+}
+
+// The plan's entry, instantiated with S stages and its store lag, launched into `w`.
+template <int S>
+void launch_stages(world& w, const copy_plan& p, buffer& dst, buffer& src) {
+  using ring_t = typename hopper::pipeline<S, target>::storage;
+  const hopper::model::launch_shape shape{grid_of(p), p.threads, 1};
+  auto ring_of = [](target& t) -> ring_t& { return hopper::model::cta_shared<ring_t>(t, "ring"); };
+  auto stages_of = [&p](target& t) { return hopper::model::shared_buffer(t, "stages", p.ring_stages, p.stage_bytes); };
+  switch (p.entry) {
+    case copy_entry::ldst:
+      launch(w, shape, [&p, &dst, &src, ring_of, stages_of](target& t) {
+        ldst_instance<S>(p, t, ring_of(t), stages_of(t), gmem<uint8_t>(dst), gmem<const uint8_t>(src));
+      });
+      return;
+    case copy_entry::copy_1d:
+      return with_lag(p.store_lag, [&](auto lg) {
+        launch(w, shape, [&p, &dst, &src, ring_of, stages_of](target& t) {
+          copy_1d_body<S, decltype(lg)::value>(t, ring_of(t), stages_of(t), gmem<uint8_t>(dst),
+                                               gmem<const uint8_t>(src), p.bytes, p.stage_bytes, p.knobs);
+        });
+      });
+    case copy_entry::copy_2d:
+      return with_lag(p.store_lag, [&](auto lg) {
+        launch(w, shape, [&p, &dst, &src, ring_of, stages_of, dv = map_of(p, dst), sv = map_of(p, src)](target& t) {
+          copy_2d_body<S, decltype(lg)::value>(t, ring_of(t), stages_of(t), dv, sv, gmem<uint8_t>(dst),
+                                               gmem<const uint8_t>(src), p.bytes, p.rows, p.box_rows, p.knobs);
+        });
+      });
+    case copy_entry::axpb_bf16:
+      return with_lag(p.store_lag, [&](auto lg) {
+        launch(w, shape, [&p, &dst, &src, ring_of, stages_of](target& t) {
+          auto& ready = hopper::model::cta_shared<hopper::kernels::detail::ready_barriers<S, target>>(t, "ready");
+          axpb_body<S, decltype(lg)::value>(t, ring_of(t), ready, stages_of(t), gmem<uint16_t>(dst),
+                                            gmem<const uint16_t>(src), p.bytes / 2u, p.a, p.b, p.stage_bytes, p.knobs);
+        });
+      });
+  }
+}
+
+// Launches plan `p` into `w`: `dst` and `src` must be the buffers whose host addresses the plan
+// was made (and checked) with. Run `w` afterwards, while `p` lives (every thread reads it).
+inline void launch_copy(world& w, const copy_plan& p, buffer& dst, buffer& src) {
+  if (p.dst != dst.host_data() || p.src != src.host_data())
+    throw std::invalid_argument("hopper: launch_copy on the model: the plan was made for other buffers than '" +
+                                dst.name() + "' and '" + src.name() + "'");
+  if (p.empty()) return;
+  with_stages(p.stages, [&](auto st) { launch_stages<decltype(st)::value>(w, p, dst, src); });
 }
 
 struct outcome {
@@ -55,66 +131,65 @@ struct outcome {
   std::vector<uint8_t> out;
 };
 
-// One run of the 1-D copy (either store path) on the model, its world made with `o`.
-inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const std::vector<uint8_t>& in,
-                           run_options o) {
-  o.stack_bytes = 64 * 1024;
-  world w(o);
-  const uint64_t bytes = in.size();
-  buffer& src = w.make_global("src", bytes);
-  buffer& dst = w.make_global("dst", bytes);
-  std::memcpy(src.host_data(), in.data(), bytes);
-  std::memset(dst.host_data(), 0xA5, bytes);
-  const uint64_t chunks = ((bytes & ~uint64_t(15)) + c.stage_bytes - 1) / c.stage_bytes;
-  const hopper::kernels::stream_knobs k = hopper::kernels::knobs_of(c);
-  const size_t held = ring_stages(c);
-  with_stages(c.stages, [&](auto st) {
-    constexpr int S = decltype(st)::value;
-    using ring_t = typename hopper::pipeline<S, target>::storage;
-    if (c.path == hopper::kernels::store_path::st_global) {
-      auto body = [&](target& t) {
-        auto& ring = hopper::model::cta_shared<ring_t>(t, "ring");
-        auto stages = hopper::model::shared_buffer(t, "stages", held, c.stage_bytes);
-        const gmem<uint8_t> d(dst);
-        const gmem<const uint8_t> s(src);
-        if (c.streaming_store)
-          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::cs>(t, ring, stages, d, s, bytes,
-                                                                                     c.stage_bytes, k, 0.f, 0.f);
-        else if (c.store_policy != hopper::kernels::l2_evict::none)
-          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::hint>(t, ring, stages, d, s, bytes,
-                                                                                       c.stage_bytes, k, 0.f, 0.f);
-        else
-          hopper::kernels::ldst_body<S, false, hopper::kernels::detail::st_kind::wb>(t, ring, stages, d, s, bytes,
-                                                                                     c.stage_bytes, k, 0.f, 0.f);
-      };
-      launch(w, {grid_of(c, chunks), 32u + 32u * c.store_warps, 1}, body);
-    } else {
-      with_lag(c.store_lag, [&](auto lg) {
-        constexpr int L = decltype(lg)::value;
-        launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
-          auto& ring = hopper::model::cta_shared<ring_t>(t, "ring");
-          auto stages = hopper::model::shared_buffer(t, "stages", held, c.stage_bytes);
-          hopper::kernels::copy_1d_body<S, L>(t, ring, stages, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes,
-                                              c.stage_bytes, k);
-        });
-      });
-    }
-  });
-  outcome r;
-  try {
-    w.run();
-  } catch (const model_error& e) {
-    r.error = e.what();
+// One world made with `o` (deeper task stacks), holding `in` as "src" and a poisoned "dst".
+struct copy_world {
+  world w;
+  buffer& src;
+  buffer& dst;
+
+  copy_world(run_options o, const std::vector<uint8_t>& in, uint8_t poison)
+      : w(deeper(o)), src(w.make_global("src", in.size())), dst(w.make_global("dst", in.size())) {
+    std::memcpy(src.host_data(), in.data(), in.size());
+    std::memset(dst.host_data(), poison, in.size());
   }
-  r.out.assign(dst.host_data(), dst.host_data() + bytes);
-  return r;
+
+  // Launches the plan `make(dst, src)` gives, runs the world, and returns the report and dst.
+  template <class Make>
+  outcome run(Make&& make) {
+    const copy_plan p = make(static_cast<void*>(dst.host_data()), static_cast<const void*>(src.host_data()));
+    launch_copy(w, p, dst, src);
+    outcome r;
+    try {
+      w.run();
+    } catch (const model_error& e) {
+      r.error = e.what();
+    }
+    r.out.assign(dst.host_data(), dst.host_data() + dst.bytes());
+    return r;
+  }
+
+ private:
+  static run_options deeper(run_options o) {
+    o.stack_bytes = 64 * 1024;
+    return o;
+  }
+};
+
+// One run of stream_copy_1d(dst, src, in.size(), c) on the model, its world made with `o`.
+inline outcome run_copy_1d(const stream_copy_config& c, const std::vector<uint8_t>& in, run_options o) {
+  copy_world cw(o, in, 0xA5);
+  return cw.run([&](void* d, const void* s) { return copy_plan::copy_1d(d, s, in.size(), c); });
 }
 
-inline outcome run_copy_1d(const hopper::kernels::stream_copy_config& c, const std::vector<uint8_t>& in,
-                           uint64_t seed) {
+inline outcome run_copy_1d(const stream_copy_config& c, const std::vector<uint8_t>& in, uint64_t seed) {
   run_options o;
   o.seed = seed;
   return run_copy_1d(c, in, o);
+}
+
+// One run of stream_copy_2d(dst, src, in.size(), c) on the model.
+inline outcome run_copy_2d(const stream_copy_config& c, const std::vector<uint8_t>& in, run_options o) {
+  copy_world cw(o, in, 0x5A);
+  return cw.run([&](void* d, const void* s) { return copy_plan::copy_2d(d, s, in.size(), c); });
+}
+
+// One run of stream_axpb_bf16(y, x, n, a, b, c) on the model: `x` holds the n elements' bits.
+inline outcome run_axpb_bf16(const stream_copy_config& c, const std::vector<uint16_t>& x, float a, float b,
+                             run_options o) {
+  std::vector<uint8_t> in(x.size() * 2);
+  std::memcpy(in.data(), x.data(), in.size());
+  copy_world cw(o, in, 0xFF);
+  return cw.run([&](void* y, const void* xs) { return copy_plan::axpb_bf16(y, xs, x.size(), a, b, c); });
 }
 
 }  // namespace hopper::kernels::on_model
