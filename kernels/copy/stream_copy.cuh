@@ -3,11 +3,13 @@
 // thread per direction only issues.
 // The kernel bodies are written once over a target in kernels/copy/stream_copy_body.hpp (they run on
 // the host model too); this file holds their __global__ entries on the device target and the
-// host launchers users call:
+// host launchers users call, each launching the copy_plan (kernels/copy/stream_copy_plan.hpp) that
+// the model runner launches too:
 //
 //   stream_copy_1d      1-D copy (default: per-tile, bulk loads, st.global from 4 store warps)
 //   stream_copy_2d      the same through 2-D tensor maps (cp.async.bulk.tensor.2d both ways)
 //   stream_axpb_bf16    y = a*x + b in bf16 between the load and the store
+//   launch_copy         a 1-D or fused copy_plan made once, launched many times
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
