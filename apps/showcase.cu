@@ -28,8 +28,8 @@
 #include "apps/pipeline_stream.cuh"
 #include "apps/showcase.hpp"
 #include "hopper/trace.hpp"
+#include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
-#include "kernels/stream_copy.cuh"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "apps/pipeline_stream_on_model.hpp"
 #include "apps/showcase.hpp"
 #include "hopper/trace.hpp"
-#include "kernels/stream_copy_on_model.hpp"
+#include "kernels/copy/stream_copy_on_model.hpp"
 
 namespace hopper::apps {
 
@@ -39,7 +39,7 @@ int run_copy_model() {
       checked += bytes;
     }
   std::printf(
-      "default copy (kernels/stream_copy_body.hpp, the per-tile st.global path) on the model: %d runs of 1 B "
+      "default copy (kernels/copy/stream_copy_body.hpp, the per-tile st.global path) on the model: %d runs of 1 B "
       "to 393 B, random scheduler seeds, no deadlock or hazard, all %llu bytes right\n",
       runs, (unsigned long long)checked);
   return 0;

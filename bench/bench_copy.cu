@@ -1,4 +1,4 @@
-// The streaming copies of kernels/stream_copy.cuh against cudaMemcpyAsync device-to-device, both
+// The streaming copies of kernels/copy/stream_copy.cuh against cudaMemcpyAsync device-to-device, both
 // measured in this process by the same method: buffers rotated through a region of at least
 // 512 MiB (10x the L2), warm-up, then runs of ours and of memcpy interleaved one by one, each
 // between its own pair of CUDA events; the median of each. Bandwidth counts bytes read + written.
@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@
 #include "copy_presets.hpp"
 #include "copy_probes.cuh"
 #include "hopper/limits.hpp"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 
 namespace {
 
@@ -190,14 +191,19 @@ std::string cfg_str(const stream_copy_config& c, variant v) {
 std::map<variant, std::pair<stream_copy_config, double>> g_best;
 std::map<std::string, double> g_min_ratio;
 
+// Whether the launcher of variant v takes c: its own checks (kernels/copy/stream_copy_args.hpp).
 bool fits(const stream_copy_config& c, variant v) {
-  const size_t smem = size_t(c.stages) * c.stage_bytes;
-  if (c.store_lag >= c.stages || smem > hopper::limits::max_smem_per_block) return false;
-  // Per CTA: its stages, the system's reserved shared memory and 512 bytes of barriers.
-  if (c.blocks_per_sm * (smem + hopper::limits::reserved_smem_per_block + 512) > hopper::limits::smem_per_sm)
+  try {
+    if (v == variant::d2)
+      hopper::kernels::detail::check_copy_2d_args(nullptr, nullptr, 0, c);
+    else if (v == variant::axpb)
+      hopper::kernels::detail::check_axpb_args(nullptr, nullptr, 0, c);
+    else
+      hopper::kernels::detail::check_copy_1d_args(nullptr, nullptr, 0, c);
+    return true;
+  } catch (const std::invalid_argument&) {
     return false;
-  if (v == variant::d2 && c.stage_bytes % 1024) return false;
-  return true;
+  }
 }
 
 void sweep_one(benchmark::State& st, variant v, stream_copy_config c) {
@@ -348,7 +354,8 @@ launcher bulk_read(bulk_shape b) {
       auto kernel = &copy_probe::bulk_read_kernel<decltype(st)::value>;
       const uint32_t sb = b.kib * 1024, smem = b.stages * sb;
       uint32_t grid = 0;
-      cudaError_t e = hopper::kernels::detail::persistent_grid(kernel, 64, smem, b.bpsm, (n + sb - 1) / sb, grid);
+      cudaError_t e = hopper::kernels::detail::persistent_grid(
+          kernel, 64, smem, b.bpsm, hopper::kernels::detail::pieces(uint64_t(n), uint64_t(sb)), grid);
       if (e != cudaSuccess) return e;
       kernel<<<grid, 64, smem>>>(s, n, sb, b.pieces, knobs_for(b));
       return cudaGetLastError();
@@ -361,7 +368,8 @@ launcher bulk_write(bulk_shape b) {
       auto kernel = &copy_probe::bulk_write_kernel<decltype(lag)::value>;
       const uint32_t sb = b.kib * 1024, smem = b.stages * sb;
       uint32_t grid = 0;
-      cudaError_t e = hopper::kernels::detail::persistent_grid(kernel, 32, smem, b.bpsm, (n + sb - 1) / sb, grid);
+      cudaError_t e = hopper::kernels::detail::persistent_grid(
+          kernel, 32, smem, b.bpsm, hopper::kernels::detail::pieces(uint64_t(n), uint64_t(sb)), grid);
       if (e != cudaSuccess) return e;
       kernel<<<grid, 32, smem>>>(d, n, b.stages, sb, b.pieces, knobs_for(b));
       return cudaGetLastError();
@@ -374,7 +382,8 @@ launcher split_copy(bulk_shape b) {
       auto kernel = &copy_probe::split_copy_kernel<decltype(st)::value>;
       const uint32_t sb = b.kib * 1024, smem = b.stages * sb;
       uint32_t grid = 0;
-      cudaError_t e = hopper::kernels::detail::persistent_grid(kernel, 64, smem, b.bpsm, (n + sb - 1) / sb, grid);
+      cudaError_t e = hopper::kernels::detail::persistent_grid(
+          kernel, 64, smem, b.bpsm, hopper::kernels::detail::pieces(uint64_t(n), uint64_t(sb)), grid);
       if (e != cudaSuccess) return e;
       kernel<<<grid, 64, smem>>>(d, s, n, sb, b.pieces, b.store_pieces, knobs_for(b));
       return cudaGetLastError();

@@ -1,8 +1,8 @@
 // The measured points of the streaming copy that the benchmark and the GPU tests sweep beside the
-// library's defaults (kernels/stream_copy_body.hpp: stream_copy_1d_default()). Each is a
+// library's defaults (kernels/copy/stream_copy_body.hpp: stream_copy_1d_default()). Each is a
 // hopper::kernels::stream_copy_config; docs/copy.md has the figures behind them.
 #pragma once
-#include "kernels/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 

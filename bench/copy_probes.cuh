@@ -1,5 +1,5 @@
 // Probe kernels for bench_copy's `why/` benchmarks: they take the streaming copy of
-// kernels/stream_copy.cuh apart to find what holds it at 0.92-0.95x cudaMemcpyAsync.
+// kernels/copy/stream_copy.cuh apart to find what holds it at 0.92-0.95x cudaMemcpyAsync.
 //
 //   plain_copy_kernel<U>         no shared memory, no TMA: grid-stride 16-byte ld.global.nc /
 //                                st.global, U loads in flight per thread
@@ -23,7 +23,7 @@
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/fence.cuh"
 #include "hopper/ptx/ld_st.cuh"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 
 namespace copy_probe {
 
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(64) bulk_read_kernel(const uint8_t* __restrict
   extern __shared__ __align__(1024) uint8_t stage_mem[];
   pipe_t pipe = pipe_t::init(ring, hopper::pipeline_params{1u, 1u, false});
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint64_t chunks = (bytes + stage_bytes - 1) / stage_bytes;
+  const uint64_t chunks = hk::detail::pieces(bytes, uint64_t(stage_bytes));
   const hk::detail::chunk_range cr = hk::detail::cta_chunks(hk::detail::copy_target{}, chunks, k.order);
   if (warp == 0) {
     if (lane == 0) produce_pieces(pipe, stage_mem, src, bytes, stage_bytes, pieces, cr, k);
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(32) bulk_write_kernel(uint8_t* __restrict__ ds
   if (threadIdx.x != 0) return;
   const bool hint = k.store_policy != hk::l2_evict::none;
   const uint64_t policy = hint ? hk::detail::l2_policy(hk::detail::copy_target{}, k.store_policy) : 0;
-  const uint64_t chunks = (bytes + stage_bytes - 1) / stage_bytes;
+  const uint64_t chunks = hk::detail::pieces(bytes, uint64_t(stage_bytes));
   const hk::detail::chunk_range cr = hk::detail::cta_chunks(hk::detail::copy_target{}, chunks, k.order);
   const uint32_t piece = stage_bytes / pieces;
   uint32_t at = 0;
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(64)
   extern __shared__ __align__(1024) uint8_t stage_mem[];
   pipe_t pipe = pipe_t::init(ring, hopper::pipeline_params{1u, 1u, false});
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint64_t chunks = (bytes + stage_bytes - 1) / stage_bytes;
+  const uint64_t chunks = hk::detail::pieces(bytes, uint64_t(stage_bytes));
   const hk::detail::chunk_range cr = hk::detail::cta_chunks(hk::detail::copy_target{}, chunks, k.order);
   if (warp == 0) {
     if (lane == 0) produce_pieces(pipe, stage_mem, src, bytes, stage_bytes, load_pieces, cr, k);

@@ -65,7 +65,7 @@ def main():
         labels[s] = label
         if mgbps > 0:
             memcpy[nbytes].append(mgbps)
-    # The series whose configuration is stream_copy_1d_default() (kernels/stream_copy_body.hpp),
+    # The series whose configuration is stream_copy_1d_default() (kernels/copy/stream_copy_body.hpp),
     # recognised by the bench's label of it.
     default = next((s for s in sorted(series) if s.startswith("1d") and all(f in labels[s] for f in DEFAULT_1D)),
                    None)

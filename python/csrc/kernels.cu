@@ -9,8 +9,8 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
-#include "kernels/stream_copy.cuh"
 #include "launch.hpp"
 
 namespace hopper_torch {

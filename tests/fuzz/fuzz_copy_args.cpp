@@ -1,12 +1,14 @@
-// The copy launchers' argument checks (kernels/stream_copy_args.hpp: stream_copy_1d,
-// stream_copy_2d, stream_axpb_bf16), as the launchers run them before any CUDA call. Every input
-// is rejected naming an argument, or accepted with regions that neither wrap nor overlap and a
-// shape that fits the grid and shared memory, recomputed in 128 bits.
+// The copy launchers' argument checks (kernels/copy/stream_copy_args.hpp: stream_copy_1d,
+// stream_copy_2d, stream_axpb_bf16), through the plan each launcher launches
+// (kernels/copy/stream_copy_plan.hpp), which runs them before anything else. Every input is
+// rejected naming an argument, or accepted with regions that neither wrap nor overlap and a
+// shape that fits the grid and shared memory, recomputed in 128 bits; the accepted plan's
+// chunks, grid and shared memory are the ones recomputed.
 #include <stdexcept>
 #include <vector>
 
 #include "fuzz_input.hpp"
-#include "kernels/stream_copy_args.hpp"
+#include "kernels/copy/stream_copy_plan.hpp"
 
 using namespace hopper_fuzz;
 namespace k = hopper::kernels;
@@ -44,10 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.streaming_store = in.flag();
   c.sched = static_cast<k::schedule>(in.pick(3));
   c.tile_chunks = in.u32();
+  k::copy_plan plan;
   try {
-    if (launcher == 0) k::detail::check_copy_1d_args(dst, src, count, c);
-    if (launcher == 1) k::detail::check_copy_2d_args(dst, src, count, c);
-    if (launcher == 2) k::detail::check_axpb_args(dst, src, count, c);
+    void* d = const_cast<void*>(dst);
+    if (launcher == 0) plan = k::copy_plan::copy_1d(d, src, count, c);
+    if (launcher == 1) plan = k::copy_plan::copy_2d(d, src, count, c);
+    if (launcher == 2) plan = k::copy_plan::axpb_bf16(d, src, count, 1.f, 0.f, c);
   } catch (const std::invalid_argument& e) {
     expect_names_an_argument(e, {"dst",
                                  "src",
@@ -96,5 +100,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     require(u128(c.blocks_per_sm) * (held * c.stage_bytes + 1024 + 512) <= 228 * 1024, "accepted blocks_per_sm");
   }
   require(launcher != 1 || bytes / 1024 < (u128(1) << 31), "accepted more than 2^31-1 rows");
+  const u128 bulk = launcher == 1 ? bytes / 1024 * 1024 : bytes / 16 * 16;
+  require(plan.bytes == bytes && plan.bulk == bulk, "planned " + str(plan.bulk) + " of " + str(plan.bytes) + " bytes");
+  require(
+      u128(plan.chunks) * c.stage_bytes >= bulk && (plan.chunks == 0 || u128(plan.chunks - 1) * c.stage_bytes < bulk),
+      "planned " + str(plan.chunks) + " chunks");
+  require(plan.smem_bytes == held * c.stage_bytes, "planned " + str(plan.smem_bytes) + " bytes of stages");
+  const u128 grid = plan.grid(132, 32);
+  require(grid >= 1 && grid < (u128(1) << 31), "planned a grid of " + str(grid));
+  if (per_tile) {
+    const u128 tiles = (u128(plan.chunks) + c.tile_chunks - 1) / c.tile_chunks;
+    require(grid == (tiles == 0 ? 1 : tiles), "planned " + str(grid) + " CTAs for " + str(tiles) + " tiles");
+  }
   return 0;
 }

@@ -51,8 +51,8 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
-#include "kernels/stream_copy.cuh"
 
 namespace {
 
@@ -750,7 +750,7 @@ stream_copy_config random_copy_config(std::mt19937_64& rng, bool two_d) {
   c.order = coin(rng) ? chunk_order::interleaved : chunk_order::contiguous;
   // Stages log-uniform in the variant's granule, up to a ring of 200 KiB.
   const uint32_t granule = two_d ? hopper::kernels::stream_copy_2d_row_bytes : 16;
-  const uint32_t held = c.sched == schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
+  const uint32_t held = hopper::kernels::detail::ring_stages(c);
   const int64_t most = std::max<int64_t>(1, int64_t(200 * 1024 / held / granule));
   c.stage_bytes = granule * uint32_t(log_uniform(rng, 1, most));
   return c;

@@ -1,4 +1,4 @@
-// The streaming copies of kernels/stream_copy.cuh against a CPU reference: random data, poisoned
+// The streaming copies of kernels/copy/stream_copy.cuh against a CPU reference: random data, poisoned
 // output with a guard zone behind it, sizes from 0 through tails of every kind to several MiB,
 // several pipeline shapes, and every argument the launchers reject.
 #include <cuda_bf16.h>
@@ -9,11 +9,12 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "bench/copy_presets.hpp"
 #include "gpu_test.hpp"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 
 namespace {
 
@@ -497,6 +498,35 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
                              with_pt([](auto& c) { c.stages = 16, c.stage_bytes = 16384, c.tile_chunks = 16; }));
       },
       "exceeds the shared-memory limit of 232448 bytes (227 KiB)");
+}
+
+// The launchers launch the plan the model runs (kernels/copy/stream_copy_plan.hpp): a plan made
+// once and launched with launch_copy copies as stream_copy_1d does, and a 2-D copy made ready
+// holds the plan copy_plan::copy_2d makes.
+TEST(StreamCopyPlan, ThePlanIsWhatTheLaunchersLaunch) {
+  const size_t bytes = (size_t(3) << 20) + 1040 + 7;
+  std::mt19937_64 rng(hopper_test::fresh_seed());
+  const std::vector<uint8_t> src = random_bytes(bytes, rng);
+  dev_buf d_src(bytes), d_dst(bytes);
+  ASSERT_NE(d_src.p, nullptr);
+  ASSERT_NE(d_dst.p, nullptr);
+  CUDA_OK(cudaMemcpy(d_src.p, src.data(), bytes, cudaMemcpyHostToDevice));
+  for (const stream_copy_config& c : {hopper::kernels::stream_copy_1d_default(), stream_copy_config{}}) {
+    CUDA_OK(cudaMemset(d_dst.p, kPoison, bytes + kGuard));
+    const auto plan = hopper::kernels::copy_plan::copy_1d(d_dst.p, d_src.p, bytes, c);
+    CUDA_OK(hopper::kernels::launch_copy(plan));
+    CUDA_LAUNCH_OK();
+    std::vector<uint8_t> out(bytes + kGuard);
+    CUDA_OK(cudaMemcpy(out.data(), d_dst.p, bytes + kGuard, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(first_diff(out.data(), src.data(), bytes), -1);
+    EXPECT_EQ(out[bytes], kPoison);
+  }
+  const auto two = hopper::kernels::stream_copy_2d_plan::make(d_dst.p, d_src.p, bytes);
+  const auto plan = hopper::kernels::copy_plan::copy_2d(d_dst.p, d_src.p, bytes, stream_copy_config{});
+  EXPECT_EQ(two.plan.rows, plan.rows);
+  EXPECT_EQ(two.plan.chunks, plan.chunks);
+  EXPECT_EQ(two.src_map.box_bytes(), plan.stage_bytes);
+  EXPECT_THROW((void)hopper::kernels::launch_copy(plan), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The streaming copies' own kernel bodies (kernels/stream_copy_body.hpp) on the executable model,
+// The streaming copies' own kernel bodies (kernels/copy/stream_copy_body.hpp) on the executable model,
 // every thread a task: the 1-D copy through both store paths and both schedules, the 2-D tensor
 // copy, and the fused y = a*x + b, at small and odd sizes (1 byte, 15 bytes, tails past the last
 // multiple of 16 or the last whole row, partial last chunks), with the knobs the benchmark sweeps
@@ -16,8 +16,8 @@
 #include "hopper/model/explore.hpp"
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline.cuh"
-#include "kernels/stream_copy_body.hpp"
-#include "kernels/stream_copy_on_model.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_on_model.hpp"
 
 using namespace hopper::model;
 namespace hk = hopper::kernels;
@@ -127,48 +127,18 @@ TEST(StreamCopyModel, TwoDimensionalTensorCopy) {
     for (uint64_t bytes : {5ull, 1024ull, 3 * 1024ull + 7})
       for (auto sched : {hk::schedule::persistent, hk::schedule::per_tile})
         for (uint64_t seed = 1; seed <= 6; ++seed) {
-          run_options o;
-          o.seed = seed;
-          o.stack_bytes = 64 * 1024;
-          world w(o);
-          const auto in = random_bytes(bytes, seed);
-          buffer& src = w.make_global("src", bytes);
-          buffer& dst = w.make_global("dst", bytes);
-          std::memcpy(src.host_data(), in.data(), bytes);
-          std::memset(dst.host_data(), 0x5A, bytes);
-          const uint32_t rows = uint32_t(bytes / hk::stream_copy_2d_row_bytes);
-          auto view_of = [&](buffer& b) {
-            tensor_view v;
-            v.mem = &b;
-            v.elem_bytes = 4;
-            v.dims = {256, rows};
-            v.strides = {hk::stream_copy_2d_row_bytes};
-            v.box = {256, box_rows};
-            return v;
-          };
-          const tensor_view sv = view_of(src), dv = view_of(dst);
           hk::stream_copy_config c;
           c.sched = sched;
           c.stages = 2;
           c.stage_bytes = box_rows * hk::stream_copy_2d_row_bytes;
-          const uint32_t chunks = (rows + box_rows - 1) / box_rows;
-          using ring_t = hopper::pipeline<2, target>::storage;
-          launch(w, {grid_of(c, chunks), 64, 1}, [&](target& t) {
-            auto& ring = cta_shared<ring_t>(t, "ring");
-            auto stages = shared_buffer(t, "stages", 2, c.stage_bytes);
-            hk::copy_2d_body<2, 1>(t, ring, stages, dv, sv, gmem<uint8_t>(dst), gmem<const uint8_t>(src), bytes, rows,
-                                   box_rows, hk::knobs_of(c));
-          });
-          std::string error;
-          try {
-            w.run();
-          } catch (const model_error& e) {
-            error = e.what();
-          }
+          const auto in = random_bytes(bytes, seed);
+          run_options o;
+          o.seed = seed;
+          const hk::on_model::outcome r = run_copy_2d(c, in, o);
           const std::string what = "bytes=" + std::to_string(bytes) + " box_rows=" + std::to_string(box_rows) +
                                    " seed=" + std::to_string(seed);
-          ASSERT_EQ(error, "") << what;
-          ASSERT_EQ(std::memcmp(dst.host_data(), in.data(), bytes), 0) << what;
+          ASSERT_EQ(r.error, "") << what;
+          ASSERT_EQ(r.out, in) << what;
         }
 }
 
@@ -203,51 +173,22 @@ TEST(StreamCopyModel, FusedAxpbBothPaths) {
   for (auto path : {hk::store_path::st_global, hk::store_path::bulk})
     for (uint64_t n : {1ull, 7ull, 8ull, 9ull, 32ull * 3 + 5})
       for (uint64_t seed = 1; seed <= 6; ++seed) {
-        run_options o;
-        o.seed = seed;
-        o.stack_bytes = 64 * 1024;
-        world w(o);
         std::mt19937_64 g(seed);
         std::vector<uint16_t> x(n);
         for (auto& v : x) v = uint16_t(0x3c00u + (g() % 0x0a00u)) ^ uint16_t((g() & 1) << 15);  // +-0.0078..256
-        buffer& xb = w.make_global("x", n * 2);
-        buffer& yb = w.make_global("y", n * 2);
-        std::memcpy(xb.host_data(), x.data(), n * 2);
-        std::memset(yb.host_data(), 0xFF, n * 2);
         hk::stream_copy_config c =
             small(path == hk::store_path::bulk ? hk::stream_copy_config{} : hk::stream_axpb_bf16_default());
         c.stages = 2;
         c.transform_warps = 2;
-        const uint64_t chunks = ((n * 2 & ~uint64_t(15)) + c.stage_bytes - 1) / c.stage_bytes;
-        using ring_t = hopper::pipeline<2, target>::storage;
-        if (path == hk::store_path::bulk) {
-          launch(w, {grid_of(c, chunks), 64u + 32u * c.transform_warps, 1}, [&](target& t) {
-            auto& ring = cta_shared<ring_t>(t, "ring");
-            auto& ready = cta_shared<hk::detail::ready_barriers<2, target>>(t, "ready");
-            auto stages = shared_buffer(t, "stages", 2, c.stage_bytes);
-            hk::axpb_body<2, 1>(t, ring, ready, stages, gmem<uint16_t>(yb), gmem<const uint16_t>(xb), n, a, b,
-                                c.stage_bytes, hk::knobs_of(c));
-          });
-        } else {
-          launch(w, {grid_of(c, chunks), 32u + 32u * c.store_warps, 1}, [&](target& t) {
-            auto& ring = cta_shared<ring_t>(t, "ring");
-            auto stages = shared_buffer(t, "stages", ring_stages(c), c.stage_bytes);
-            hk::ldst_body<2, true, hk::detail::st_kind::wb>(t, ring, stages, gmem<uint8_t>(yb), gmem<const uint8_t>(xb),
-                                                            n * 2, c.stage_bytes, hk::knobs_of(c), a, b);
-          });
-        }
-        std::string error;
-        try {
-          w.run();
-        } catch (const model_error& e) {
-          error = e.what();
-        }
+        run_options o;
+        o.seed = seed;
+        const hk::on_model::outcome r = run_axpb_bf16(c, x, a, b, o);
         const std::string what = std::string(path == hk::store_path::bulk ? "bulk" : "st_global") +
                                  " n=" + std::to_string(n) + " seed=" + std::to_string(seed);
-        ASSERT_EQ(error, "") << what;
+        ASSERT_EQ(r.error, "") << what;
         for (uint64_t i = 0; i < n; ++i) {
           uint16_t got;
-          std::memcpy(&got, yb.host_data() + i * 2, 2);
+          std::memcpy(&got, r.out.data() + i * 2, 2);
           ASSERT_EQ(got, reference_axpb(x[i], a, b)) << what << " element " << i;
         }
       }

@@ -17,7 +17,7 @@ using hopper_test::count_of;
 // One kernel per instruction form, so each function's SASS can be read alone.
 const char* kSource = R"(
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
-#include "kernels/stream_copy.cuh"
+#include "kernels/copy/stream_copy.cuh"
 using namespace hopper::ptx;
 #define SMEM __shared__ alignas(1024) char buf[2048]; __shared__ uint64_t bar;
 #define SMEM_NOBAR __shared__ alignas(1024) char buf[2048];

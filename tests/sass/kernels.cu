@@ -2,8 +2,8 @@
 // The include order is part of the reference: the first declaration of the dynamic shared array
 // `stage_mem` (stream_copy.cuh's, 1024-aligned) sets its alignment for every kernel of the unit.
 // clang-format off
-#include "kernels/stream_copy.cuh"
-#include "kernels/hazard_lab.cuh"
+#include "kernels/copy/stream_copy.cuh"
+#include "kernels/hazard_lab/hazard_lab.cuh"
 #include "apps/pipeline_stream.cuh"
 // clang-format on
 namespace k = hopper::kernels;

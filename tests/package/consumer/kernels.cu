@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
-#include "kernels/stream_copy.cuh"
 
 namespace {
 

@@ -36,57 +36,16 @@
 
 #include "hopper/device_target.cuh"
 #include "hopper/views.cuh"
-#include "kernels/hazard_lab_body.hpp"
+#include "kernels/hazard_lab/hazard_lab_body.hpp"
+#include "kernels/hazard_lab/hazard_lab_plan.hpp"
 
 namespace hopper::kernels::hazard_lab {
-
-enum class hazard_case {
-  raw_proxy_bulk_store,
-  raw_proxy_dsmem_copy,
-  war_refill_before_release,
-  war_store_source_reuse,
-  release_acquire_mbarrier,
-};
-
-inline const char* case_name(hazard_case c) {
-  switch (c) {
-    case hazard_case::raw_proxy_bulk_store:
-      return "raw_proxy_bulk_store";
-    case hazard_case::raw_proxy_dsmem_copy:
-      return "raw_proxy_dsmem_copy";
-    case hazard_case::war_refill_before_release:
-      return "war_refill_before_release";
-    case hazard_case::war_store_source_reuse:
-      return "war_store_source_reuse";
-    case hazard_case::release_acquire_mbarrier:
-      return "release_acquire_mbarrier";
-  }
-  return "?";
-}
-
-struct config {
-  bool protect = true;     // with the protection (fence, wait, release/acquire) or without
-  int blocks = 264;        // concurrent trials per run (2 per SM on an H200); even for dsmem
-  int runs = 64;           // runs per block; trials = blocks * runs
-  int tile_bytes = 4096;   // bytes per tile, multiple of 16, 16..16384
-  int consumer_delay = 0;  // war_refill: spin cycles between a consumer's reads (work on data)
-  uint64_t seed = 1;
-  bool plant_fault = false;  // the checker expects the complement of every word: every trial fails
-                             // and every word of it is counted wrong
-};
-
-struct result {
-  uint64_t trials = 0;
-  uint64_t failures = 0;     // trials with at least one wrong word: never more than trials
-  uint64_t words = 0;        // words each trial checks (tile_bytes / 4)
-  uint64_t wrong_words = 0;  // wrong words over all trials: never more than trials * words
-};
 
 namespace detail {
 
 // The __global__ entries: each declares its shared memory as the hand-written kernel did (the
 // dynamic tile, each mbarrier its own __shared__ variable) and runs its body
-// (kernels/hazard_lab_body.hpp) with the device target. Their SASS is the hand-written kernels',
+// (kernels/hazard_lab/hazard_lab_body.hpp) with the device target. Their SASS is the hand-written kernels',
 // byte for byte but for release_acquire_mbarrier (docs/hazard_lab.md, "The model").
 
 // Counts each (block, run) slot of `out` that differs from pattern(seed, block, run, .) ^ expect_xor
@@ -153,36 +112,14 @@ __global__ void __launch_bounds__(kThreads)
                                                         expect_xor, hopper::gmem<counters>(c));
 }
 
-inline void validate(hazard_case c, const config& k) {
-  auto bad = [&](const std::string& what) {
-    throw std::invalid_argument(std::string("hazard_lab ") + case_name(c) + ": " + what);
-  };
-  if (k.blocks < 1 || k.blocks > 65535) bad("blocks " + std::to_string(k.blocks) + " not in 1..65535");
-  if (c == hazard_case::raw_proxy_dsmem_copy && k.blocks % 2 != 0)
-    bad("blocks " + std::to_string(k.blocks) + " is odd (clusters of 2)");
-  if (k.runs < 1 || k.runs > 100000) bad("runs " + std::to_string(k.runs) + " not in 1..100000");
-  if (k.tile_bytes < 16 || k.tile_bytes > 16384 || k.tile_bytes % 16 != 0)
-    bad("tile_bytes " + std::to_string(k.tile_bytes) + " not a multiple of 16 in 16..16384");
-  if (k.consumer_delay < 0 || k.consumer_delay > 100000)
-    bad("consumer_delay " + std::to_string(k.consumer_delay) + " not in 0..100000");
-  const double out_bytes = double(k.blocks) * k.runs * k.tile_bytes;
-  if (out_bytes > double(1u << 30)) bad("blocks*runs*tile_bytes = " + std::to_string(out_bytes) + " bytes > 1 GiB");
-}
-
 }  // namespace detail
 
 // Runs one case (protected or not) and counts its failures. Throws std::invalid_argument on a
 // bad config; returns the first CUDA error (result left partial) otherwise cudaSuccess.
 inline cudaError_t run(hazard_case c, const config& k, result* res) {
-  detail::validate(c, k);
-  *res = result{};
-  // A dsmem trial is one cluster of 2 (one copy) per run.
-  res->trials = uint64_t(c == hazard_case::raw_proxy_dsmem_copy ? k.blocks / 2 : k.blocks) * uint64_t(k.runs);
-  int words = k.tile_bytes / 4;
-  res->words = uint64_t(words);
-  const size_t slot_bytes = size_t(k.tile_bytes);
-  // A planted fault: the checker expects the complement, so every word of every trial is wrong.
-  const uint32_t expect_xor = k.plant_fault ? 0xFFFFFFFFu : 0u;
+  const plan p = plan::make(c, k);
+  *res = p.empty_result();
+  int words = p.words;
   counters* d_fail = nullptr;
   uint32_t* d_out = nullptr;
   uint32_t* d_src = nullptr;
@@ -201,16 +138,38 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
   };
   if (e != cudaSuccess) return finish(e);
   if ((e = cudaMemset(d_fail, 0, sizeof(counters))) != cudaSuccess) return finish(e);
-  const size_t smem = slot_bytes;
-  auto prep = [&](const void* fn, size_t bytes) {
-    return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (p.out_bytes != 0) {
+    if ((e = cudaMalloc(&d_out, p.out_bytes)) != cudaSuccess) return finish(e);
+    if ((e = cudaMemset(d_out, out_poison, p.out_bytes)) != cudaSuccess) return finish(e);
+  }
+  // The case's kernel with the plan's grid, block, cluster and shared memory.
+  auto launch = [&](const void* fn, void** args) {
+    cudaError_t err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes));
+    if (err != cudaSuccess) return err;
+    cudaLaunchConfig_t lc{};
+    lc.gridDim = dim3(p.grid);
+    lc.blockDim = dim3(p.block);
+    lc.dynamicSmemBytes = p.smem_bytes;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = p.cluster;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    lc.attrs = at;
+    lc.numAttrs = p.cluster > 1 ? 1 : 0;
+    if ((err = cudaLaunchKernelExC(&lc, fn, args)) != cudaSuccess) return err;
+    return cudaGetLastError();
   };
+  // check_slots over the kernel's output, after it.
+  auto check = [&]() {
+    detail::check_slots<<<p.check_grid, kThreads>>>(d_out, k.runs, words, k.seed, p.expect_xor, d_fail);
+    return finish(cudaSuccess);
+  };
+  int runs = k.runs;
+  uint64_t seed = k.seed;
   switch (c) {
     case hazard_case::raw_proxy_bulk_store:
     case hazard_case::war_store_source_reuse: {
-      const size_t out_bytes = size_t(k.blocks) * k.runs * slot_bytes;
-      if ((e = cudaMalloc(&d_out, out_bytes)) != cudaSuccess) return finish(e);
-      if ((e = cudaMemset(d_out, 0xA5, out_bytes)) != cudaSuccess) return finish(e);  // poison
       const void* fn;
       if (c == hazard_case::raw_proxy_bulk_store)
         fn = k.protect ? (const void*)detail::raw_proxy_bulk_store<true>
@@ -218,78 +177,38 @@ inline cudaError_t run(hazard_case c, const config& k, result* res) {
       else
         fn = k.protect ? (const void*)detail::war_store_source_reuse<true>
                        : (const void*)detail::war_store_source_reuse<false>;
-      if ((e = prep(fn, smem)) != cudaSuccess) return finish(e);
-      int runs = k.runs;
-      uint64_t seed = k.seed;
       void* args[] = {&d_out, &runs, &words, &seed};
-      if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
-      if ((e = cudaGetLastError()) != cudaSuccess) return finish(e);
-      detail::check_slots<<<unsigned(k.blocks) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor,
-                                                                          d_fail);
-      return finish(cudaSuccess);
+      if ((e = launch(fn, args)) != cudaSuccess) return finish(e);
+      return check();
     }
     case hazard_case::raw_proxy_dsmem_copy: {
-      const int pairs = k.blocks / 2;
-      const size_t out_bytes = size_t(pairs) * k.runs * slot_bytes;
-      if ((e = cudaMalloc(&d_out, out_bytes)) != cudaSuccess) return finish(e);
-      if ((e = cudaMemset(d_out, 0xA5, out_bytes)) != cudaSuccess) return finish(e);
       const void* fn = k.protect ? (const void*)detail::raw_proxy_dsmem_copy<true>
                                  : (const void*)detail::raw_proxy_dsmem_copy<false>;
-      if ((e = prep(fn, 2 * smem)) != cudaSuccess) return finish(e);
-      cudaLaunchConfig_t lc{};
-      lc.gridDim = dim3(unsigned(k.blocks));
-      lc.blockDim = dim3(kThreads);
-      lc.dynamicSmemBytes = 2 * smem;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = 2;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      lc.attrs = at;
-      lc.numAttrs = 1;
-      int runs = k.runs;
-      uint64_t seed = k.seed;
       void* args[] = {&d_out, &runs, &words, &seed};
-      if ((e = cudaLaunchKernelExC(&lc, fn, args)) != cudaSuccess) return finish(e);
-      if ((e = cudaGetLastError()) != cudaSuccess) return finish(e);
-      detail::check_slots<<<unsigned(pairs) * unsigned(k.runs), 128>>>(d_out, k.runs, words, k.seed, expect_xor,
-                                                                       d_fail);
-      return finish(cudaSuccess);
+      if ((e = launch(fn, args)) != cudaSuccess) return finish(e);
+      return check();
     }
     case hazard_case::war_refill_before_release: {
-      const size_t src_bytes = size_t(k.blocks) * slot_bytes;
-      if ((e = cudaMalloc(&d_src, 2 * src_bytes)) != cudaSuccess) return finish(e);
-      // first[] = pattern(seed, block, 0, i), refill[] = its complement: every word differs.
-      std::vector<uint32_t> h(2 * src_bytes / 4);
-      for (int b = 0; b < k.blocks; ++b)
-        for (int i = 0; i < words; ++i) {
-          const uint32_t v = pattern(k.seed, uint32_t(b), 0, uint32_t(i));
-          h[size_t(b) * words + i] = v;
-          h[src_bytes / 4 + size_t(b) * words + i] = ~v;
-        }
-      if ((e = cudaMemcpy(d_src, h.data(), 2 * src_bytes, cudaMemcpyHostToDevice)) != cudaSuccess) return finish(e);
+      if ((e = cudaMalloc(&d_src, 2 * p.src_bytes)) != cudaSuccess) return finish(e);
+      std::vector<uint32_t> h(2 * p.src_bytes / 4);
+      p.fill_sources(h.data(), h.data() + p.src_bytes / 4);
+      if ((e = cudaMemcpy(d_src, h.data(), 2 * p.src_bytes, cudaMemcpyHostToDevice)) != cudaSuccess) return finish(e);
       const void* fn = k.protect ? (const void*)detail::war_refill_before_release<true>
                                  : (const void*)detail::war_refill_before_release<false>;
-      if ((e = prep(fn, smem)) != cudaSuccess) return finish(e);
       const uint32_t* first = d_src;
-      const uint32_t* refill = d_src + src_bytes / 4;
-      int runs = k.runs, delay = k.consumer_delay;
+      const uint32_t* refill = d_src + p.src_bytes / 4;
+      int delay = k.consumer_delay;
       // The consumers expect first[] ^ expect_xor: for a planted fault that is refill[].
       const uint32_t* reference = k.plant_fault ? refill : first;
       void* args[] = {&first, &refill, &reference, &runs, &words, &delay, &d_fail};
-      if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
-      return finish(cudaSuccess);
+      return finish(launch(fn, args));
     }
     case hazard_case::release_acquire_mbarrier: {
       const void* fn = k.protect ? (const void*)detail::release_acquire_mbarrier<true>
                                  : (const void*)detail::release_acquire_mbarrier<false>;
-      if ((e = prep(fn, smem)) != cudaSuccess) return finish(e);
-      int runs = k.runs;
-      uint64_t seed = k.seed;
-      uint32_t xor_mask = expect_xor;
+      uint32_t xor_mask = p.expect_xor;
       void* args[] = {&runs, &words, &seed, &xor_mask, &d_fail};
-      if ((e = cudaLaunchKernel(fn, dim3(k.blocks), dim3(kThreads), args, smem, 0)) != cudaSuccess) return finish(e);
-      return finish(cudaSuccess);
+      return finish(launch(fn, args));
     }
   }
   return finish(cudaErrorInvalidValue);

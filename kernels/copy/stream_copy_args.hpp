@@ -1,5 +1,5 @@
 // The copy launchers' argument checks, as plain C++ (no CUDA), so that the host tests, the fuzz
-// targets and the model runner check exactly what kernels/stream_copy.cuh's launchers check:
+// targets and the model runner check exactly what kernels/copy/stream_copy.cuh's launchers check:
 // each throws std::invalid_argument("hopper: <launcher>: ...") naming the bad argument as the
 // launcher's signature names it, before anything derived from it is used.
 #pragma once
@@ -11,7 +11,7 @@
 
 #include "hopper/checked.hpp"
 #include "hopper/limits.hpp"
-#include "kernels/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 namespace detail {
@@ -27,11 +27,13 @@ inline std::string ptr_str(const void* p) {
   return buf;
 }
 
-// Shared memory of one CTA's ring: a per-tile CTA never holds more than its tile_chunks chunks.
-inline uint64_t ring_bytes(const stream_copy_config& c) {
-  const uint32_t held = c.sched == schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
-  return uint64_t(held) * c.stage_bytes;
+// Stages of one CTA's ring: a per-tile CTA never holds more than its tile_chunks chunks.
+inline uint32_t ring_stages(const stream_copy_config& c) {
+  return c.sched == schedule::per_tile && c.tile_chunks < c.stages ? c.tile_chunks : c.stages;
 }
+
+// Shared memory of one CTA's ring.
+inline uint64_t ring_bytes(const stream_copy_config& c) { return uint64_t(ring_stages(c)) * c.stage_bytes; }
 
 // The checks every variant shares; `granule` is the stage_bytes multiple the variant needs, and
 // `dst_name` / `src_name` are the pointers' names in the caller's signature. The hardware limits

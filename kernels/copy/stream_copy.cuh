@@ -1,13 +1,15 @@
 // Streaming copies through shared memory at the speed of the memory itself: the copy engine
 // (cp.async.bulk, bulk async-groups for the stores) moves every byte in the background while one
 // thread per direction only issues.
-// The kernel bodies are written once over a target in kernels/stream_copy_body.hpp (they run on
+// The kernel bodies are written once over a target in kernels/copy/stream_copy_body.hpp (they run on
 // the host model too); this file holds their __global__ entries on the device target and the
-// host launchers users call:
+// host launchers users call, each launching the copy_plan (kernels/copy/stream_copy_plan.hpp) that
+// the model runner launches too:
 //
 //   stream_copy_1d      1-D copy (default: per-tile, bulk loads, st.global from 4 store warps)
 //   stream_copy_2d      the same through 2-D tensor maps (cp.async.bulk.tensor.2d both ways)
 //   stream_axpb_bf16    y = a*x + b in bf16 between the load and the store
+//   launch_copy         a 1-D or fused copy_plan made once, launched many times
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -28,9 +30,10 @@
 #include "hopper/limits.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/tensor_map.hpp"
+#include "kernels/copy/stream_copy_args.hpp"
+#include "kernels/copy/stream_copy_body.hpp"
+#include "kernels/copy/stream_copy_plan.hpp"
 #include "kernels/dispatch.hpp"
-#include "kernels/stream_copy_args.hpp"
-#include "kernels/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 
@@ -114,35 +117,40 @@ inline cudaError_t allow_max_smem(Kernel* kernel) {
   return e;
 }
 
-// Sets the dynamic shared memory, then sizes the persistent grid: min(chunks, SMs x CTAs that
-// actually fit per SM, capped at blocks_per_sm). At least one CTA (it copies the scalar tail).
+// The device's side of a persistent grid (sets the dynamic shared memory first): its SMs, and
+// how many CTAs of `kernel` with `threads` and `smem` fit on one.
 template <class Kernel>
-inline cudaError_t persistent_grid(Kernel* kernel, uint32_t threads, size_t smem, uint32_t blocks_per_sm,
-                                   uint64_t chunks, uint32_t& grid) {
-  int dev = 0, sms = 0, fit = 0;
+inline cudaError_t device_fit(Kernel* kernel, uint32_t threads, size_t smem, uint32_t& sms, uint32_t& fit) {
+  int dev = 0, n = 0, f = 0;
   cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
   if (e == cudaSuccess) e = allow_max_smem(kernel);
-  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, int(threads), smem);
+  if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f, kernel, int(threads), smem);
   if (e != cudaSuccess) return e;
-  if (fit < 1) return cudaErrorInvalidConfiguration;
-  const uint64_t per_sm = uint64_t(fit) < blocks_per_sm ? uint64_t(fit) : blocks_per_sm;
-  const uint64_t cap = uint64_t(sms) * per_sm;
-  grid = uint32_t(chunks < 1 ? 1 : (chunks < cap ? chunks : cap));
+  if (f < 1) return cudaErrorInvalidConfiguration;
+  sms = uint32_t(n), fit = uint32_t(f);
   return cudaSuccess;
 }
 
-// The grid of either schedule (sets the dynamic shared memory first): persistent_grid, or one CTA
-// per tile of cfg.tile_chunks chunks (at least one: CTA 0 copies the scalar tail).
+// Sets the dynamic shared memory, then sizes the persistent grid: persistent_ctas on this device.
 template <class Kernel>
-inline cudaError_t schedule_grid(Kernel* kernel, uint32_t threads, size_t smem, const stream_copy_config& cfg,
-                                 uint64_t chunks, uint32_t& grid) {
-  if (cfg.sched == schedule::persistent) return persistent_grid(kernel, threads, smem, cfg.blocks_per_sm, chunks, grid);
-  const cudaError_t e = allow_max_smem(kernel);
+inline cudaError_t persistent_grid(Kernel* kernel, uint32_t threads, size_t smem, uint32_t blocks_per_sm,
+                                   uint64_t chunks, uint32_t& grid) {
+  uint32_t sms = 0, fit = 0;
+  const cudaError_t e = device_fit(kernel, threads, smem, sms, fit);
+  if (e == cudaSuccess) grid = persistent_ctas(chunks, sms, fit, blocks_per_sm);
+  return e;
+}
+
+// Launches `kernel` with the plan's grid (on this device), block and shared memory.
+template <class... Params, class... Args>
+inline cudaError_t launch_plan(void (*kernel)(Params...), const copy_plan& p, cudaStream_t stream, Args&&... args) {
+  uint32_t sms = 0, fit = 0;
+  const cudaError_t e =
+      p.per_tile() ? allow_max_smem(kernel) : device_fit(kernel, p.threads, size_t(p.smem_bytes), sms, fit);
   if (e != cudaSuccess) return e;
-  const uint64_t tiles = (chunks + cfg.tile_chunks - 1) / cfg.tile_chunks;  // < 2^31 (check_copy_args)
-  grid = uint32_t(tiles < 1 ? 1 : tiles);
-  return cudaSuccess;
+  kernel<<<p.grid(sms, fit), p.threads, size_t(p.smem_bytes), stream>>>(std::forward<Args>(args)...);
+  return cudaGetLastError();
 }
 
 // Runtime stage count to a compile-time one: f(std::integral_constant<int, S>) for the stage
@@ -176,27 +184,6 @@ inline cudaError_t dispatch_ldst(uint32_t stages, st_kind kind, F&& f) {
   });
 }
 
-inline st_kind st_kind_of(const stream_copy_config& c) {
-  if (c.streaming_store) return st_kind::cs;
-  return c.store_policy == l2_evict::none ? st_kind::wb : st_kind::hint;
-}
-
-// Launches the st_global path (checked arguments, bytes > 0).
-template <bool Axpb>
-inline cudaError_t launch_ldst(uint8_t* dst, const uint8_t* src, uint64_t bytes, float a, float b,
-                               const stream_copy_config& cfg, cudaStream_t stream) {
-  const uint64_t chunks = checked::ceil_div(bytes & ~uint64_t(15), uint64_t(cfg.stage_bytes));
-  const size_t smem = ring_bytes(cfg);
-  const uint32_t threads = 32u + 32u * cfg.store_warps;
-  return dispatch_ldst<Axpb>(cfg.stages, st_kind_of(cfg), [&](auto kernel) {
-    uint32_t grid = 0;
-    cudaError_t e = schedule_grid(kernel, threads, smem, cfg, chunks, grid);
-    if (e != cudaSuccess) return e;
-    kernel<<<grid, threads, smem, stream>>>(dst, src, bytes, cfg.stage_bytes, knobs_of(cfg), a, b);
-    return cudaGetLastError();
-  });
-}
-
 // Each kernel's instance for (stages, store lag), as dispatch() takes it.
 template <int S, int L>
 struct copy_1d_instance {
@@ -211,70 +198,82 @@ struct axpb_bf16_instance {
   static auto get() { return &stream_axpb_bf16_kernel<S, L>; }
 };
 
+// The st_global entry of a plan (bytes > 0).
+template <bool Axpb>
+inline cudaError_t launch_ldst(const copy_plan& p, cudaStream_t stream) {
+  return dispatch_ldst<Axpb>(p.stages, p.store, [&](auto kernel) {
+    return launch_plan(kernel, p, stream, static_cast<uint8_t*>(p.dst), static_cast<const uint8_t*>(p.src), p.bytes,
+                       p.stage_bytes, p.knobs, p.a, p.b);
+  });
+}
+
 }  // namespace detail
+
+// Launches a 1-D or fused plan (copy_plan::copy_1d, copy_plan::axpb_bf16) on `stream`; a 2-D
+// plan needs its tensor maps (stream_copy_2d_plan). Returns the launch error.
+inline cudaError_t launch_copy(const copy_plan& p, cudaStream_t stream = nullptr) {
+  if (p.empty()) return cudaSuccess;
+  auto* dst = static_cast<uint8_t*>(p.dst);
+  const auto* src = static_cast<const uint8_t*>(p.src);
+  switch (p.entry) {
+    case copy_entry::ldst:
+      return p.axpb ? detail::launch_ldst<true>(p, stream) : detail::launch_ldst<false>(p, stream);
+    case copy_entry::copy_1d:
+      return detail::dispatch<detail::copy_1d_instance>(p.stages, p.store_lag, [&](auto kernel) {
+        return detail::launch_plan(kernel, p, stream, dst, src, p.bytes, p.stage_bytes, p.knobs);
+      });
+    case copy_entry::axpb_bf16:
+      return detail::dispatch<detail::axpb_bf16_instance>(p.stages, p.store_lag, [&](auto kernel) {
+        return detail::launch_plan(kernel, p, stream, reinterpret_cast<__nv_bfloat16*>(dst),
+                                   reinterpret_cast<const __nv_bfloat16*>(src), p.bytes / 2u, p.a, p.b, p.stage_bytes,
+                                   p.knobs);
+      });
+    case copy_entry::copy_2d:
+      break;
+  }
+  throw std::invalid_argument(
+      "hopper: launch_copy: a 2-D copy_plan is launched by stream_copy_2d_plan (its tensor maps)");
+}
 
 // Copies `bytes` from src to dst (device pointers, 16-byte aligned, not overlapping) with the
 // 1-D bulk kernel. Throws std::invalid_argument naming a bad argument; returns the launch error.
 inline cudaError_t stream_copy_1d(void* dst, const void* src, uint64_t bytes,
                                   const stream_copy_config& cfg = stream_copy_1d_default(),
                                   cudaStream_t stream = nullptr) {
-  detail::check_copy_1d_args(dst, src, bytes, cfg);
-  if (bytes == 0) return cudaSuccess;
-  if (cfg.path == store_path::st_global)
-    return detail::launch_ldst<false>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes, 0.f, 0.f,
-                                      cfg, stream);
-  const uint64_t chunks = checked::ceil_div(bytes & ~uint64_t(15), uint64_t(cfg.stage_bytes));
-  const size_t smem = detail::ring_bytes(cfg);
-  return detail::dispatch<detail::copy_1d_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
-    uint32_t grid = 0;
-    cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
-    if (e != cudaSuccess) return e;
-    kernel<<<grid, 64, smem, stream>>>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes,
-                                       cfg.stage_bytes, knobs_of(cfg));
-    return cudaGetLastError();
-  });
+  return launch_copy(copy_plan::copy_1d(dst, src, bytes, cfg), stream);
 }
 
-// A 2-D copy made ready once (maps encoded, arguments checked), launched many times.
+// A 2-D copy made ready once (arguments checked, maps encoded), launched many times.
 struct stream_copy_2d_plan {
+  copy_plan plan{};
   tensor_map dst_map{}, src_map{};
-  void* dst = nullptr;
-  const void* src = nullptr;
-  uint64_t bytes = 0;
-  uint32_t rows = 0, box_rows = 0;
-  stream_copy_config cfg{};
 
-  // Validates, encodes the two maps (bytes viewed as rows of 256 s32), picks the kernel's shape.
+  // Checks, plans (copy_plan::copy_2d) and encodes the two maps the plan describes.
   static stream_copy_2d_plan make(void* dst, const void* src, uint64_t bytes, const stream_copy_config& cfg = {}) {
-    detail::check_copy_2d_args(dst, src, bytes, cfg);
     stream_copy_2d_plan p;
-    p.dst = dst, p.src = src, p.bytes = bytes, p.cfg = cfg;
-    p.rows = uint32_t(bytes / stream_copy_2d_row_bytes);
-    p.box_rows = cfg.stage_bytes / stream_copy_2d_row_bytes;
-    if (p.rows > 0) {
-      const uint32_t w = stream_copy_2d_row_bytes / 4;
-      p.src_map = tensor_map::tiled(element::s32, src)
-                      .dims({w, p.rows})
-                      .box({w, p.box_rows})
-                      .l2_promotion(l2_promotion::b256)
-                      .build();
-      p.dst_map = tensor_map::tiled(element::s32, dst).dims({w, p.rows}).box({w, p.box_rows}).build();
+    p.plan = copy_plan::copy_2d(dst, src, bytes, cfg);
+    if (p.plan.rows > 0) {
+      p.src_map = map_of(src, p.plan).l2_promotion(l2_promotion::b256).build();
+      p.dst_map = map_of(dst, p.plan).build();
     }
     return p;
   }
 
   cudaError_t launch(cudaStream_t stream = nullptr) const {
-    if (bytes == 0) return cudaSuccess;
-    const uint64_t chunks = (uint64_t(rows) + box_rows - 1) / box_rows;
-    const size_t smem = detail::ring_bytes(cfg);
-    return detail::dispatch<detail::copy_2d_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
-      uint32_t grid = 0;
-      cudaError_t e = detail::schedule_grid(kernel, 64, smem, cfg, chunks, grid);
-      if (e != cudaSuccess) return e;
-      kernel<<<grid, 64, smem, stream>>>(dst_map, src_map, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src),
-                                         bytes, rows, box_rows, knobs_of(cfg));
-      return cudaGetLastError();
+    if (plan.empty()) return cudaSuccess;
+    return detail::dispatch<detail::copy_2d_instance>(plan.stages, plan.store_lag, [&](auto kernel) {
+      return detail::launch_plan(kernel, plan, stream, dst_map, src_map, static_cast<uint8_t*>(plan.dst),
+                                 static_cast<const uint8_t*>(plan.src), plan.bytes, plan.rows, plan.box_rows,
+                                 plan.knobs);
     });
+  }
+
+ private:
+  // {row elements, rows} of s32, boxes of {row elements, box_rows}.
+  static tensor_map_builder map_of(const void* base, const copy_plan& p) {
+    return tensor_map::tiled(element::s32, base)
+        .dims({stream_copy_2d_row_elems, p.rows})
+        .box({stream_copy_2d_row_elems, p.box_rows});
   }
 };
 
@@ -292,21 +291,7 @@ inline cudaError_t stream_copy_2d(void* dst, const void* src, uint64_t bytes, co
 inline cudaError_t stream_axpb_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, uint64_t n, float a, float b,
                                     const stream_copy_config& cfg = stream_axpb_bf16_default(),
                                     cudaStream_t stream = nullptr) {
-  detail::check_axpb_args(y, x, n, cfg);
-  const uint32_t threads = 64u + 32u * cfg.transform_warps;
-  if (n == 0) return cudaSuccess;
-  if (cfg.path == store_path::st_global)
-    return detail::launch_ldst<true>(reinterpret_cast<uint8_t*>(y), reinterpret_cast<const uint8_t*>(x), n * 2u, a, b,
-                                     cfg, stream);
-  const uint64_t chunks = checked::ceil_div(n * 2u & ~uint64_t(15), uint64_t(cfg.stage_bytes));
-  const size_t smem = detail::ring_bytes(cfg);
-  return detail::dispatch<detail::axpb_bf16_instance>(cfg.stages, cfg.store_lag, [&](auto kernel) {
-    uint32_t grid = 0;
-    cudaError_t e = detail::schedule_grid(kernel, threads, smem, cfg, chunks, grid);
-    if (e != cudaSuccess) return e;
-    kernel<<<grid, threads, smem, stream>>>(y, x, n, a, b, cfg.stage_bytes, knobs_of(cfg));
-    return cudaGetLastError();
-  });
+  return launch_copy(copy_plan::axpb_bf16(y, x, n, a, b, cfg), stream);
 }
 
 }  // namespace hopper::kernels

@@ -1,5 +1,5 @@
 // The streaming copies' kernel bodies, written once over a target: the GPU runs
-// them through kernels/stream_copy.cuh's __global__ entries with hopper::device_target, the host
+// them through kernels/copy/stream_copy.cuh's __global__ entries with hopper::device_target, the host
 // model runs the same lines with hopper::model::target (tests/host/stream_copy_model.cpp). Plain
 // C++ apart from the target: no CUDA header is needed to compile this file for the model.
 //
@@ -60,7 +60,7 @@ enum class schedule : uint8_t { persistent, per_tile };
 
 // The knobs of a streaming copy. The defaults are the persistent 2-D copy's best point; the 1-D
 // and fused copies default to stream_copy_1d_default() / stream_axpb_bf16_default()
-// (kernels/stream_copy.cuh). docs/copy.md has the sweeps; bench/copy_presets.hpp the other
+// (kernels/copy/stream_copy.cuh). docs/copy.md has the sweeps; bench/copy_presets.hpp the other
 // measured points.
 struct stream_copy_config {
   uint32_t stages = 8;                     // shared-memory stages per CTA: 2, 3, 4, 6, 8, 12 or 16
@@ -211,6 +211,18 @@ HOPPER_HD void store_chunk(const Tg& t, D dst, S stage, uint32_t n, bool hint, u
     t.cp_async_bulk_global_shared_cta(dst, stage, n);
 }
 
+// The bytes of a copy that bulk copies move: all but those past the last multiple of 16, which
+// CTA 0 copies with ordinary loads and stores.
+HOPPER_HD uint64_t bulk_bytes(uint64_t bytes) { return bytes & ~uint64_t(15); }
+
+// The pieces of `per` that cover `n` (chunks of stage_bytes over the bulk bytes, boxes of
+// box_rows over the 2-D rows), the last one possibly short.
+HOPPER_EXEC_CHECK_OFF
+template <class T>
+HOPPER_HD T pieces(T n, T per) {
+  return (n + per - 1) / per;
+}
+
 HOPPER_HD uint32_t chunk_bytes(uint64_t off, uint64_t total, uint32_t stage_bytes) {
   const uint64_t left = total - off;
   return left < stage_bytes ? uint32_t(left) : stage_bytes;
@@ -315,8 +327,8 @@ HOPPER_HD void copy_1d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
   pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false, release_by::warp_leader}, t);  // the storer's lane 0
 
   const uint32_t warp = t.warp(), lane = t.lane();
-  const uint64_t bulk = bytes & ~uint64_t(15);
-  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+  const uint64_t bulk = detail::bulk_bytes(bytes);
+  const uint64_t chunks = detail::pieces(bulk, uint64_t(stage_bytes));
   const detail::chunk_range cr = detail::cta_chunks(t, chunks, k);
 
   if (warp == detail::producer_warp) {
@@ -357,7 +369,7 @@ HOPPER_HD void copy_2d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
   pipe_t pipe = pipe_t::init(ring, pipeline_params{1u, 1u, false, release_by::warp_leader}, t);
 
   const uint32_t warp = t.warp(), lane = t.lane();
-  const uint32_t chunks = (rows + box_rows - 1) / box_rows;
+  const uint32_t chunks = detail::pieces(rows, box_rows);
   const uint32_t stage_bytes = box_rows * stream_copy_2d_row_bytes;
   const detail::chunk_range cr = detail::cta_chunks(t, chunks, k);
 
@@ -423,8 +435,8 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
       pipe_t::init(ring, pipeline_params{1u, 1u, false, release_by::warp_leader}, t);  // its CTA barrier covers `ready`
 
   const uint64_t bytes = n * 2u;
-  const uint64_t bulk = bytes & ~uint64_t(15);
-  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+  const uint64_t bulk = detail::bulk_bytes(bytes);
+  const uint64_t chunks = detail::pieces(bulk, uint64_t(stage_bytes));
   const auto src = x.template as<const uint8_t>();
   const auto dst = y.template as<uint8_t>();
   const detail::chunk_range cr = detail::cta_chunks(t, chunks, k);
@@ -491,8 +503,8 @@ HOPPER_HD void ldst_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
   const uint32_t store_warps = t.block_threads() / 32u - 1u;
   pipe_t pipe = pipe_t::init(ring, pipeline_params{store_warps, 1u, false}, t);
 
-  const uint64_t bulk = bytes & ~uint64_t(15);
-  const uint64_t chunks = (bulk + stage_bytes - 1) / stage_bytes;
+  const uint64_t bulk = detail::bulk_bytes(bytes);
+  const uint64_t chunks = detail::pieces(bulk, uint64_t(stage_bytes));
   const detail::chunk_range cr = detail::cta_chunks(t, chunks, k);
 
   if (warp == 0) {

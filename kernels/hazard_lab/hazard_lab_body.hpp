@@ -1,4 +1,4 @@
-// The hazard lab's kernel bodies (kernels/hazard_lab.cuh), written once over a target: the
+// The hazard lab's kernel bodies (kernels/hazard_lab/hazard_lab.cuh), written once over a target: the
 // __global__ entries there instantiate them with hopper::device_target, and the host tests
 // (tests/host/hazard_lab_model.cpp) with hopper::model::target, so the model checks the very
 // source the GPU runs. Plain C++: nothing here is CUDA-only, every device operation is a member
