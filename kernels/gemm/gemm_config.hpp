@@ -354,7 +354,7 @@ struct launch_schedule {
     return size_t(fixup_tiles) * size_t(c.cluster_size()) * size_t(slot_stride) * size_t(c.bm) * size_t(c.bn) * 4;
   }
   size_t counter_bytes(const config& c) const {
-    return size_t(fixup_tiles) * size_t(c.cluster_size()) * 2 * sizeof(int);
+    return size_t(fixup_tiles) * size_t(c.cluster_size()) * size_t(consumer_warpgroups) * sizeof(int);
   }
 };
 
