@@ -363,6 +363,23 @@ struct cta_place {
   }
 };
 
+// What every role reads: the target, the ring, the CTA's shared memory, the three tensor maps,
+// the run-time parameters, where the CTA sits in its cluster, which cluster walks which part of
+// the work schedule, and the k-blocks of a whole tile.
+template <class T, class Tg, class Pipe>
+struct role_context {
+  Tg& t;
+  Pipe& pipe;
+  const body_smem<T, Tg>& sm;
+  const typename Tg::tensor_map_type& tma_a;
+  const typename Tg::tensor_map_type& tma_b;
+  const typename Tg::tensor_map_type& tma_c;
+  const body_params<Tg>& p;
+  cta_place<T> at;
+  int cluster_id;
+  int k_blocks;
+};
+
 // ---- the roles ---------------------------------------------------------------------------------
 
 // The producer (one thread): for every k-block of every work item, wait until every reader of
@@ -371,13 +388,15 @@ struct cta_place {
 // end wait for every stage's release, so that no peer arrives on our barriers after we exit.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const typename Tg::tensor_map_type& tma_a,
-                       const typename Tg::tensor_map_type& tma_b, const body_params<Tg>& p, const cta_place<T>& at,
-                       int cluster_id) {
+HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
+  Tg& t = c.t;
+  Pipe& pipe = c.pipe;
+  const body_params<Tg>& p = c.p;
+  const cta_place<T>& at = c.at;
   constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
   auto s = pipe.producer_start();
   work_item item;
-  for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
+  for (auto cur = p.work.start(c.cluster_id); p.work.next(cur, item);) {
     int m0, n0;
     at.tile_origin(p.work.order, item.tile, m0, n0);
     const k_range kr = item.k;
@@ -392,8 +411,8 @@ HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const type
       const uint16_t b_peers =
           T::MUTANT == gemm_mutant::multicast_misses_peer ? uint16_t(1u << at.rank) : cs.b_peers(at.rank);
       const int k0 = kb * T::BK;
-      load_share<typename T::A_TILE>(t, sm.a + s.index() * T::A_BYTES, tma_a, bar, a_peers, at.rn, k0, m0);
-      load_share<typename T::B_TILE>(t, sm.b + s.index() * T::B_BYTES, tma_b, bar, b_peers, at.rm, k0, n0);
+      load_share<typename T::A_TILE>(t, c.sm.a + s.index() * T::A_BYTES, c.tma_a, bar, a_peers, at.rn, k0, m0);
+      load_share<typename T::B_TILE>(t, c.sm.b + s.index() * T::B_BYTES, c.tma_b, bar, b_peers, at.rm, k0, n0);
       pipe.issued(s);
     }
   }
@@ -408,9 +427,13 @@ HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const type
 // restart sooner.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
-                                   const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
-                                   const cta_place<T>& at, int cluster_id, int w, int wg_thread) {
+HOPPER_HD void consume_cooperative(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+  Tg& t = c.t;
+  Pipe& pipe = c.pipe;
+  const body_smem<T, Tg>& sm = c.sm;
+  const typename Tg::tensor_map_type& tma_c = c.tma_c;
+  const body_params<Tg>& p = c.p;
+  const cta_place<T>& at = c.at;
   const int warp = wg_thread / warp_threads;
   const auto epi = sm.epi + w * T::EPI_WG_BYTES;
   uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
@@ -433,7 +456,7 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
     pending_row0 = -1;
   };
   work_item item;
-  for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
+  for (auto cur = p.work.start(c.cluster_id); p.work.next(cur, item);) {
     int m0, n0;
     at.tile_origin(p.work.order, item.tile, m0, n0);
     consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, first, store_pending, [] {});
@@ -460,41 +483,46 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
   if (wg_thread % warp_threads == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
 }
 
-// Ping-pong consumer warpgroup w: owns the CTA's work units w, w + 2, ... (whole 128 x 128
-// tiles). Order barriers (gemm_barrier::order + w): warpgroup w waits on its own for its turn at
-// the tensor cores; the other warpgroup arrives there once it has issued its last k-block. The producer fills the
-// ring in the same unit order, so the math runs unit after unit while the epilogue of one
-// warpgroup overlaps the main loop of the other.
+// Ping-pong consumer warpgroup w: owns items w, w + 2, ... of the cluster's walk of the work
+// schedule, the walk the producer fills the ring in (whole 128 x 128 tiles). Order barriers
+// (gemm_barrier::order + w): warpgroup w waits on its own for its turn at the tensor cores; the
+// other warpgroup arrives there once it has issued its last k-block. So the math runs item after
+// item while the epilogue of one warpgroup overlaps the main loop of the other.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
-                                const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
-                                const cta_place<T>& at, int cluster_id, int clusters, int k_blocks, int w,
-                                int wg_thread) {
+HOPPER_HD void consume_pingpong(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+  Tg& t = c.t;
+  Pipe& pipe = c.pipe;
+  const body_smem<T, Tg>& sm = c.sm;
+  const body_params<Tg>& p = c.p;
+  const work_schedule& work = p.work;
+  const int k_blocks = c.k_blocks;
   const int warp = wg_thread / warp_threads;
   const auto epi = sm.epi + w * T::EPI_WG_BYTES;
   uint32_t epi_count = 0;
   float acc[2][T::ACC];  // rows [0, 64) and [64, 128) of the tile
   auto s = pipe.consumer_start();
-  s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
-  int j = w;                    // local index of the unit among the CTA's units
+  s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first item
+  int j = w;                    // the item's index in the cluster's walk
   const operand_descs first = first_stage_descs<T>(t.smem_addr(sm.a), t.smem_addr(sm.b));
-  const int units = p.work.order.total();  // whole tiles: no split, no stream-K (checked by the plan)
-  for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
+  // Whole tiles: no split, no stream-K (checked by the plan).
+  for (auto cur = work.start_tiles(c.cluster_id, w, consumer_warpgroups); !work.done(cur);
+       ++cur, j += consumer_warpgroups) {
+    const int u = cur.tile;
     int m0, n0;
-    at.tile_origin(p.work.order, u, m0, n0);
+    c.at.tile_origin(work.order, u, m0, n0);
     if (j > 0) t.bar_sync(barrier_id(gemm_barrier::order, w), barrier_threads(gemm_barrier::order));
-    // Once every k-block is issued the other warpgroup may start its unit while ours drains;
-    // only when that unit exists, so that no arrival is left pending on the barrier at exit.
+    // Once every k-block is issued the other warpgroup may start its item while ours drains;
+    // only when the walk has one, so that no arrival is left pending on the barrier at exit.
     consume_k_blocks<T, T::BN, 2>(
         t, pipe, s, acc, 0, k_blocks, warp, first, [] {},
         [&] {
-          if (u + clusters < units)
+          if (work.has_tile_after(u))
             t.bar_arrive(barrier_id(gemm_barrier::order, 1 - w), barrier_threads(gemm_barrier::order));
         });
     t.wgmma_fence_operand(acc[0]);
     t.wgmma_fence_operand(acc[1]);
-    s += uint32_t(k_blocks);  // the other warpgroup's next unit
+    s += uint32_t(k_blocks);  // the other warpgroup's next item
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < 2; ++h) {
       const int row0 = m0 + h * T::WG_M;
@@ -502,7 +530,7 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
         store_rows<T>(
             t,
             [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[h][i], acc[h][i + 1]); },
-            tma_c, epi, epi_count, wg_thread, row0, n0, p);
+            c.tma_c, epi, epi_count, wg_thread, row0, n0, p);
     }
   }
   if (wg_thread % warp_threads == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
@@ -523,7 +551,6 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
   constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
   const detail::cta_place<T> at{int(rank), cs.row(int(rank)), cs.col(int(rank))};
   const int cluster_id = int(t.block() / uint32_t(CLUSTER));
-  const int clusters = int(t.grid() / uint32_t(CLUSTER));
   const int k_blocks = (p.K + T::BK - 1) / T::BK;
 
   // Each consumer warpgroup that reads a stage releases it once, from its first warp's leader
@@ -541,6 +568,7 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
   // init, fence.mbarrier_init, and a cluster (or CTA) barrier: no peer multicasts into us or
   // arrives on our barriers before they exist.
   auto pipe = pipe_t::init(sm.ring, ring_params, t);
+  const detail::role_context<T, Tg, pipe_t> roles{t, pipe, sm, tma_a, tma_b, tma_c, p, at, cluster_id, k_blocks};
   // Programmatic dependent launch: everything above touched only shared memory and the kernel
   // parameters, so with the launch attribute it ran under the previous grid's tail. From here on
   // the kernel reads A and B, writes C and the split-K workspace: wait until the previous grid
@@ -551,14 +579,14 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
 
   if (wg == 0) {
     t.template setmaxnreg_dec<T::PRODUCER_REGS>();
-    if (wg_thread == 0) detail::produce<T>(t, pipe, sm, tma_a, tma_b, p, at, cluster_id);
+    if (wg_thread == 0) detail::produce(roles);
     t.syncwarp();
   } else {
     t.template setmaxnreg_inc<T::CONSUMER_REGS>();
     if constexpr (T::PINGPONG)
-      detail::consume_pingpong<T>(t, pipe, sm, tma_c, p, at, cluster_id, clusters, k_blocks, wg - 1, wg_thread);
+      detail::consume_pingpong(roles, wg - 1, wg_thread);
     else
-      detail::consume_cooperative<T>(t, pipe, sm, tma_c, p, at, cluster_id, wg - 1, wg_thread);
+      detail::consume_cooperative(roles, wg - 1, wg_thread);
   }
   // No cluster barrier at exit: the producer's drain() waited for the releases of every CTA's
   // consumers on our empty barriers, and every multicast into our stages completed on a full
