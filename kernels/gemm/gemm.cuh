@@ -1,6 +1,7 @@
 // Host side of the GEMM: validate the problem, choose the tile configuration (gemm_config.hpp),
-// encode the three tensor maps once, size the persistent grid and the work schedule (split-K,
-// stream-K tail, their workspace), and launch on a cluster grid with programmatic dependent launch.
+// make the launch plan (gemm_plan.hpp: the persistent grid, the work schedule with its split-K /
+// stream-K workspace, the tensor maps' specs; the model runner makes the same), encode the three
+// tensor maps once, and launch on a cluster grid with programmatic dependent launch.
 //
 //   hopper::gemm::plan g(problem, A, B, C);   // throws std::invalid_argument on bad input
 //   g.run(stream);                            // any number of times
@@ -24,6 +25,7 @@
 #include "hopper/tensor_map.hpp"
 #include "kernels/gemm/gemm_config.hpp"
 #include "kernels/gemm/gemm_kernel.cuh"
+#include "kernels/gemm/gemm_plan.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
 namespace hopper::gemm {
@@ -40,20 +42,21 @@ struct launch_options {
   bool programmatic;  // programmatic dependent launch (griddepcontrol, see the kernel)
 };
 
-// The launch attributes of instantiation T: its cluster shape (1-D: rank = CLUSTER_M * rn + rm)
-// and whether it may start under the tail of the previous grid in the stream.
-template <class T>
-cudaLaunchConfig_t launch_config_of(cudaLaunchAttribute (&attr)[2], int clusters, const launch_options& o) {
+// The launch of `clusters` clusters of `cluster` CTAs of `threads` threads and `smem` bytes of
+// dynamic shared memory: its cluster shape (1-D: rank = CLUSTER_M * rn + rm) and whether it may
+// start under the tail of the previous grid in the stream.
+inline cudaLaunchConfig_t launch_config_of(cudaLaunchAttribute (&attr)[2], int clusters, int cluster, int threads,
+                                           uint32_t smem, const launch_options& o) {
   cudaLaunchConfig_t cfg{};
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = T::CLUSTER;
+  attr[0].val.clusterDim.x = unsigned(cluster);
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[1].val.programmaticStreamSerializationAllowed = o.programmatic ? 1 : 0;
-  cfg.gridDim = dim3(clusters * T::CLUSTER);
-  cfg.blockDim = dim3(T::THREADS);
-  cfg.dynamicSmemBytes = T::SMEM;
+  cfg.gridDim = dim3(unsigned(clusters * cluster));
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = o.stream;
   cfg.attrs = attr;
   cfg.numAttrs = 2;
@@ -68,7 +71,8 @@ int resident_clusters(int num_sms) {
   cuda_check(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   cudaLaunchAttribute attr[2];
-  cudaLaunchConfig_t cfg = launch_config_of<T>(attr, num_sms / T::CLUSTER, launch_options{0, false});
+  cudaLaunchConfig_t cfg =
+      launch_config_of(attr, num_sms / T::CLUSTER, T::CLUSTER, T::THREADS, T::SMEM, launch_options{0, false});
   cfg.numAttrs = 1;  // the query takes the cluster shape
   int n = 0;
   if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n <= 0) {
@@ -78,13 +82,21 @@ int resident_clusters(int num_sms) {
   return n;
 }
 
-// Launches instantiation T on kp.work.clusters clusters.
+// Launches instantiation T as plan `lp` says (the plan checked that T is its kernel).
 template <class T>
-cudaError_t launch(const hopper::tensor_map& a, const hopper::tensor_map& b, const hopper::tensor_map& c,
-                   const kernel_params& kp, const launch_options& o) {
+cudaError_t launch(const launch_plan& lp, const hopper::tensor_map& a, const hopper::tensor_map& b,
+                   const hopper::tensor_map& c, const kernel_params& kp, const launch_options& o) {
   cudaLaunchAttribute attr[2];
-  const cudaLaunchConfig_t cfg = launch_config_of<T>(attr, kp.work.clusters, o);
+  const cudaLaunchConfig_t cfg = launch_config_of(attr, lp.clusters, lp.cluster, lp.threads, lp.smem, o);
   return cudaLaunchKernelEx(&cfg, gemm_kernel<T>, a, b, c, kp);
+}
+
+// The tensor map `s` describes, over the tensor at device address `base`.
+inline hopper::tensor_map encode(const tensor_spec& s, const void* base) {
+  auto m = tensor_map::tiled(s.elem_bytes == 4 ? element::f32 : element::bf16, base);
+  m.dims({s.inner, s.outer}).strides({s.pitch_bytes}).box({s.box.inner, s.box.outer}).swizzle(s.sw);
+  if (s.l2_promote_256) m.l2_promotion(l2_promotion::b256);
+  return m.build();
 }
 
 template <class T>
@@ -152,92 +164,30 @@ class plan {
                        "cudaDeviceGetAttribute(MultiProcessorCount)");
     cfg_ = forced ? *forced : choose_config(p, sms_);
     validate(cfg_, p);
-    bind(A, B, C);
-    kp_.M = int(p.M);
-    kp_.N = int(p.N);
-    kp_.K = int(p.K);
     const int resident = detail::visit_instance(
         cfg_, p, [&](auto tag) { return detail::resident_clusters<typename decltype(tag)::type>(sms_); });
-    const launch_schedule ls = make_schedule(p, cfg_, resident);
-    kp_.work = ls.work;
-    kp_.slot_stride = ls.slot_stride;
-    grid_ = ls.work.clusters * cfg_.cluster_size();
-    // The fixup workspace: one fp32 partial per slot of every shared CTA tile, then one counter
-    // per consumer warpgroup of it (zero before a run; the kernel leaves them zero).
-    if (ls.fixup_tiles > 0) {
-      partial_bytes_ = ls.partial_bytes(cfg_);
-      counter_bytes_ = ls.counter_bytes(cfg_);
-    }
-    kp_.partial = gmem<float4>(nullptr);
-    kp_.counters = gmem<int>(nullptr);
+    lp_ = make_launch_plan(p, cfg_, resident);
+    if (!detail::visit_instance(cfg_, p, [&](auto tag) { return launches<typename decltype(tag)::type>(lp_); }))
+      throw std::logic_error("hopper::gemm::plan: the launch plan does not match its kernel");
+    kp_ = params_of<hopper::basic_device_target<false>>(lp_, gmem<float4>(nullptr), gmem<int>(nullptr),
+                                                        gmem<uint8_t>(nullptr));
+    bind(A, B, C);
   }
 
   // Points the plan at other buffers of the same problem (same shape, layout and leading
   // dimensions): validates them and re-encodes the three tensor maps; nothing else changes.
   void bind(const void* A, const void* B, void* C) {
     validate(p_, A, B, C);
-    const problem& p = p_;
-    const auto u = [](int64_t v) { return uint64_t(v); };
-    // The boxes the kernel's producer loads and its epilogue stores (gemm_traits.hpp).
-    const operand_box ab = operand_box_of(p.a_major == major::mn, cfg_.bm, cfg_.cluster_n);
-    const operand_box bb = operand_box_of(p.b_major == major::mn, cfg_.bn, cfg_.cluster_m);
-    const operand_box cb = c_box_of(int(out_bytes(p.out)));
-    const int64_t lda = p.lda_or_packed(), ldb = p.ldb_or_packed(), ldc = p.ldc_or_packed();
-    // A: K-major boxes are 64 (K) x 128 / cluster_n (M): each CTA of a cluster row loads its
-    // share; MN-major boxes are 64 (M) x 64 (K), two per tile.
-    if (p.a_major == major::k)
-      a_ = tensor_map::tiled(element::bf16, A)
-               .dims({u(p.K), u(p.M)})
-               .strides({u(lda * 2)})
-               .box({ab.inner, ab.outer})
-               .swizzle(swizzle::b128)
-               .l2_promotion(l2_promotion::b256)
-               .build();
-    else
-      a_ = tensor_map::tiled(element::bf16, A)
-               .dims({u(p.M), u(p.K)})
-               .strides({u(lda * 2)})
-               .box({ab.inner, ab.outer})
-               .swizzle(swizzle::b128)
-               .l2_promotion(l2_promotion::b256)
-               .build();
-    // B: K-major boxes are 64 (K) x bn / cluster_m (N): each CTA of a cluster column loads its
-    // share; MN-major boxes are 64 (N) x 64 (K).
-    if (p.b_major == major::k)
-      b_ = tensor_map::tiled(element::bf16, B)
-               .dims({u(p.K), u(p.N)})
-               .strides({u(ldb * 2)})
-               .box({bb.inner, bb.outer})
-               .swizzle(swizzle::b128)
-               .l2_promotion(l2_promotion::b256)
-               .build();
-    else
-      b_ = tensor_map::tiled(element::bf16, B)
-               .dims({u(p.N), u(p.K)})
-               .strides({u(ldb * 2)})
-               .box({bb.inner, bb.outer})
-               .swizzle(swizzle::b128)
-               .l2_promotion(l2_promotion::b256)
-               .build();
-    // C: boxes of 16 rows (one warp's share of a wgmma's 64) x 128 bytes, written from
-    // 128B-swizzled shared memory.
-    const element ce = p.out == out_type::bf16 ? element::bf16 : element::f32;
-    const int ob = int(out_bytes(p.out));
-    c_ = tensor_map::tiled(ce, C)
-             .dims({u(c_map_columns(p.N, ob)), u(p.M)})
-             .strides({u(ldc * out_bytes(p.out))})
-             .box({cb.inner, cb.outer})
-             .swizzle(swizzle::b128)
-             .build();
+    a_ = detail::encode(lp_.a, A);
+    b_ = detail::encode(lp_.b, B);
+    c_ = detail::encode(lp_.c, C);
     kp_.c = gmem<uint8_t>(static_cast<uint8_t*>(C));
-    kp_.ldc_bytes = ldc * ob;
-    kp_.n_tma = int(c_tma_columns(p.N, ob));
   }
 
   // Bytes of workspace a run needs (0: none): the fp32 partials, then the counters, which must be
   // zero when a run starts (at counters_offset(); a run leaves them zero).
-  size_t workspace_bytes() const { return partial_bytes_ + counter_bytes_; }
-  size_t counters_offset() const { return partial_bytes_; }
+  size_t workspace_bytes() const { return lp_.workspace_bytes(); }
+  size_t counters_offset() const { return lp_.partial_bytes; }
 
   // Launches on `stream` with `workspace` (16-byte aligned, workspace_bytes() long, counters zero).
   // The plan is not changed: several host threads may run one plan at once, each with its own
@@ -275,7 +225,8 @@ class plan {
 
   const config& cfg() const { return cfg_; }
   const problem& prob() const { return p_; }
-  int grid() const { return grid_; }  // CTAs of every launch
+  int grid() const { return lp_.grid; }              // CTAs of every launch
+  const launch_plan& layout() const { return lp_; }  // what every launch is (gemm_plan.hpp)
   int stream_k_tiles() const {
     return kp_.work.order.total() - kp_.work.dp_tiles;
   }  // cluster tiles in the stream-K region
@@ -284,22 +235,21 @@ class plan {
   problem p_;
   config cfg_;
   int sms_ = 0;
-  int grid_ = 0;
+  launch_plan lp_{};
   bool programmatic_ = true;
   hopper::tensor_map a_{}, b_{}, c_{};
   kernel_params kp_{};
-  size_t partial_bytes_ = 0, counter_bytes_ = 0;
   std::shared_ptr<void> workspace_;  // split-K partials and counters when the plan owns them
 
   void with_workspace(kernel_params& kp, void* ws) const {
     if (workspace_bytes() == 0) return;
     kp.partial = gmem<float4>(static_cast<float4*>(ws));
-    kp.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + partial_bytes_));
+    kp.counters = gmem<int>(reinterpret_cast<int*>(static_cast<char*>(ws) + lp_.partial_bytes));
   }
   cudaError_t launch(cudaStream_t stream, const kernel_params& kp) const {
     const detail::launch_options o{stream, programmatic_};
     return detail::visit_instance(
-        cfg_, p_, [&](auto tag) { return detail::launch<typename decltype(tag)::type>(a_, b_, c_, kp, o); });
+        cfg_, p_, [&](auto tag) { return detail::launch<typename decltype(tag)::type>(lp_, a_, b_, c_, kp, o); });
   }
 };
 

@@ -26,6 +26,7 @@
 #include "hopper/pipeline.cuh"
 #include "hopper/ptx/wgmma_desc.hpp"
 #include "hopper/swizzle.hpp"
+#include "kernels/gemm/gemm_tiles.hpp"
 #include "kernels/gemm/gemm_traits.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
@@ -48,9 +49,15 @@ enum class gemm_barrier : uint32_t { fixup = 1, order = 3 };
 HOPPER_HD constexpr uint32_t barrier_id(gemm_barrier kind, int warpgroup) {
   return uint32_t(kind) + uint32_t(warpgroup);
 }
+// The threads that meet at a barrier of each kind.
+HOPPER_HD constexpr uint32_t barrier_threads(gemm_barrier kind) {
+  return uint32_t(kind == gemm_barrier::fixup ? warpgroup_threads : consumer_warpgroups * warpgroup_threads);
+}
 static_assert(barrier_id(gemm_barrier::fixup, 0) > 0, "id 0 is __syncthreads'");
-static_assert(barrier_id(gemm_barrier::fixup, 1) < barrier_id(gemm_barrier::order, 0), "fixup and order ids overlap");
-static_assert(barrier_id(gemm_barrier::order, 1) < hopper::limits::named_barrier_count, "16 named barriers");
+static_assert(barrier_id(gemm_barrier::fixup, consumer_warpgroups - 1) < barrier_id(gemm_barrier::order, 0),
+              "fixup and order ids overlap");
+static_assert(barrier_id(gemm_barrier::order, consumer_warpgroups - 1) < hopper::limits::named_barrier_count,
+              "16 named barriers");
 
 // What the body needs at run time besides the three tensor maps. Cluster c walks the items of
 // `work`. When a tile's k-blocks are shared by several items each consumer warpgroup leaves its
@@ -109,53 +116,56 @@ HOPPER_HD void store_pair(D dst, float lo, float hi) {
   }
 }
 
-// This CTA's share of one operand's stage tile (ROWS along M or N x 64 along K), loaded to `dst`
-// in every CTA of `peers` (PEERS CTAs share the tile; this CTA is number `piece` of them).
-// K-major: rows [piece, piece + 1) x ROWS / PEERS as one box (128 bytes per row). MN-major: its
-// share of the tile's 64 (MN) x 64 (K) boxes of 8 KiB.
+// This CTA's share of one operand's stage tile (gemm_tiles.hpp's operand_tile), loaded to `dst`
+// in every CTA of `peers` (Tile::peers CTAs share the tile; this CTA is number `piece` of them).
+// K-major: rows [piece, piece + 1) x rows / peers as one box. MN-major: its share of the tile's
+// boxes.
 HOPPER_EXEC_CHECK_OFF
-template <bool MN, int ROWS, int PEERS, class Tg, class D>
+template <class Tile, class Tg, class D>
 HOPPER_HD void load_share(const Tg& t, D dst, const typename Tg::tensor_map_type& map, typename Tg::barrier_type& bar,
                           uint16_t peers, int piece, int k0, int mn0) {
-  constexpr uint32_t BOX_MN_BYTES = 64 * 64 * 2;
-  if constexpr (!MN) {
-    const int r0 = piece * (ROWS / PEERS);
+  constexpr int PEERS = Tile::peers;
+  if constexpr (!Tile::mn_major) {
+    const int r0 = piece * (Tile::rows / PEERS);
     if constexpr (PEERS > 1)
-      t.cp_async_bulk_tensor_shared_cluster_global_multicast(dst + r0 * 128, map, bar, peers, k0, mn0 + r0);
+      t.cp_async_bulk_tensor_shared_cluster_global_multicast(dst + r0 * int(Tile::row_bytes), map, bar, peers, k0,
+                                                             mn0 + r0);
     else
       t.cp_async_bulk_tensor_shared_cluster_global(dst, map, bar, k0, mn0);
   } else {
-    constexpr int boxes = ROWS / 64 / PEERS;
+    constexpr int boxes = Tile::rows / Tile::mn_box_rows / PEERS;
     HOPPER_PRAGMA_UNROLL
     for (int j = piece * boxes; j < (piece + 1) * boxes; ++j) {
       if constexpr (PEERS > 1)
-        t.cp_async_bulk_tensor_shared_cluster_global_multicast(dst + j * BOX_MN_BYTES, map, bar, peers, mn0 + 64 * j,
-                                                               k0);
+        t.cp_async_bulk_tensor_shared_cluster_global_multicast(dst + j * Tile::mn_box_bytes, map, bar, peers,
+                                                               mn0 + Tile::mn_box_rows * j, k0);
       else
-        t.cp_async_bulk_tensor_shared_cluster_global(dst + j * BOX_MN_BYTES, map, bar, mn0 + 64 * j, k0);
+        t.cp_async_bulk_tensor_shared_cluster_global(dst + j * Tile::mn_box_bytes, map, bar,
+                                                     mn0 + Tile::mn_box_rows * j, k0);
     }
   }
 }
 
 // The wgmma of one k-block on one operand pair: BK / 16 steps of m64nNk16 from the stage whose
-// first k-step descriptors are `a_desc` / `b_desc` (each k-step moves the start address: 32 bytes
-// along a K-major row, 16 rows = 2048 B of an MN-major box). H > 1: H row halves of A (ping-pong's
-// 128 rows) against the same B. scale_d false on the block's first step overwrites the
-// accumulators.
+// first k-step descriptors are `a_desc` / `b_desc` (each k-step moves the start address by the
+// tile's k_step_bytes). H > 1: H row halves of A (ping-pong's 128 rows) against the same B.
+// scale_d false on the block's first step overwrites the accumulators.
 HOPPER_EXEC_CHECK_OFF
 template <class T, int N, int H, class Tg>
 HOPPER_HD void mma_k_block(Tg& t, float (&acc)[H][N / 2], uint64_t a_desc, uint64_t b_desc, bool accumulate) {
-  constexpr uint32_t A_STEP = T::A_MN ? 2048 : 32, B_STEP = T::B_MN ? 2048 : 32;
-  constexpr uint32_t A_HALF = T::A_MN ? T::BOX_MN_BYTES : T::WG_M * 128;  // the next 64 rows of A
+  using A = typename T::A_TILE;
+  using B = typename T::B_TILE;
+  constexpr uint32_t A_STEP = A::k_step_bytes, B_STEP = B::k_step_bytes;
+  constexpr uint32_t A_HALF = A::slice_bytes(T::WG_M);  // the next 64 rows of A
   t.wgmma_fence();
   HOPPER_PRAGMA_UNROLL
-  for (int kk = 0; kk < T::BK / 16; ++kk) {
+  for (int kk = 0; kk < A::k / wgmma_k; ++kk) {
     const uint64_t db = ptx::wgmma_desc_advance(b_desc, kk * B_STEP);
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < H; ++h) {
       const uint64_t da = ptx::wgmma_desc_advance(a_desc, h * A_HALF + kk * A_STEP);
-      t.template wgmma_m64nNk16_f32_bf16_bf16<N, 1, 1, T::A_MN ? 1 : 0, T::B_MN ? 1 : 0>(acc[h], da, db,
-                                                                                         accumulate || kk > 0);
+      t.template wgmma_m64nNk16_f32_bf16_bf16<N, 1, 1, A::mn_major ? 1 : 0, B::mn_major ? 1 : 0>(acc[h], da, db,
+                                                                                                 accumulate || kk > 0);
     }
   }
   t.wgmma_commit_group();
@@ -170,14 +180,12 @@ template <class T>
 HOPPER_HD operand_descs first_stage_descs(uint32_t a_addr, uint32_t b_addr) {
   a_addr = keep_in_register(a_addr);  // the loop adds to these; nothing rebuilds them
   b_addr = keep_in_register(b_addr);
-  return {
-      T::A_MN ? ptx::make_wgmma_desc_mnmajor_sw128(a_addr, T::BOX_MN_BYTES) : ptx::make_wgmma_desc_kmajor_sw128(a_addr),
-      T::B_MN ? ptx::make_wgmma_desc_mnmajor_sw128(b_addr, T::BOX_MN_BYTES)
-              : ptx::make_wgmma_desc_kmajor_sw128(b_addr)};
+  return {T::A_TILE::desc(a_addr), T::B_TILE::desc(b_addr)};
 }
 template <class T>
 HOPPER_HD operand_descs stage_descs(const operand_descs& first, uint32_t stage) {
-  return {ptx::wgmma_desc_advance(first.a, stage * T::A_BYTES), ptx::wgmma_desc_advance(first.b, stage * T::B_BYTES)};
+  return {ptx::wgmma_desc_advance(first.a, stage * uint32_t(sizeof(typename T::A_TILE))),
+          ptx::wgmma_desc_advance(first.b, stage * uint32_t(sizeof(typename T::B_TILE)))};
 }
 
 // A consumer warpgroup's main loop over k-blocks [kb0, kb1) starting at ring state `s`: wait for
@@ -238,8 +246,8 @@ HOPPER_HD void store_tail(Tg& t, smem_of<Tg, uint8_t> buf, const body_params<Tg>
   const int first = col0 > p.n_tma ? col0 : p.n_tma;
   const int last = col0 + T::EPI_COLS < p.N ? col0 + T::EPI_COLS : p.N;
   for (int col = first; col < last; ++col) {
-    const uint32_t at =
-        hopper::swizzle_offset(hopper::swizzle::b128, uint32_t(lane * 128 + (col - col0) * int(sizeof(E))));
+    const uint32_t at = hopper::swizzle_offset(
+        tile_swizzle, uint32_t(lane * int(T::EPI_BOX::row_bytes) + (col - col0) * int(sizeof(E))));
     const E v = (buf + at).template as<E>().load(0);
     (p.c + size_t(int64_t(row) * p.ldc_bytes + int64_t(col) * int64_t(sizeof(E)))).template as<E>().store(0, v);
   }
@@ -257,10 +265,10 @@ template <class T, int C0 = 0, int C1 = T::EPI_CHUNKS, class Tg, class Put>
 HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& tma_c, smem_of<Tg, uint8_t> epi,
                           uint32_t& epi_count, int wg_thread, int row0, int n0, const body_params<Tg>& p) {
   const int M = p.M, N = p.N;
-  const int warp = wg_thread / 32, lane = wg_thread % 32;
+  const int warp = wg_thread / warp_threads, lane = wg_thread % warp_threads;
   const int warp_row0 = row0 + warp * T::EPI_ROWS;
   if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
-  const auto bufs = epi + warp * 2 * T::EPI_BYTES;
+  const auto bufs = epi + warp * T::EPI_BOX::buffers * T::EPI_BYTES;
   const int r_lo = lane / 4;  // rows r_lo and r_lo + 8 of the warp's 16
   HOPPER_PRAGMA_UNROLL
   for (int c = C0; c < C1; ++c) {
@@ -274,8 +282,8 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
     for (int j = 0; j < T::EPI_COLS / 8; ++j) {
       const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
       const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
-      const uint32_t o_lo = hopper::swizzle_offset(hopper::swizzle::b128, r_lo * 128 + col_bytes);
-      const uint32_t o_hi = hopper::swizzle_offset(hopper::swizzle::b128, (r_lo + 8) * 128 + col_bytes);
+      const uint32_t o_lo = hopper::swizzle_offset(tile_swizzle, r_lo * int(T::EPI_BOX::row_bytes) + col_bytes);
+      const uint32_t o_hi = hopper::swizzle_offset(tile_swizzle, (r_lo + 8) * int(T::EPI_BOX::row_bytes) + col_bytes);
       put(buf + o_lo, i);
       put(buf + o_hi, i + 2);
     }
@@ -305,18 +313,19 @@ template <int ACC, gemm_mutant MUTANT, class Tg>
 HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p, int tile, int w, int slot, int S,
                              int wg_thread, smem_of<Tg, int> flag) {
   using f32x4 = typename Tg::f32x4;
-  constexpr int Q = ACC / 4;  // float4 per thread
-  const auto slots = p.partial + size_t(tile * 2 + w) * p.slot_stride * Q * 128 + wg_thread;
-  const auto mine = slots + size_t(slot) * Q * 128;
+  constexpr int Q = ACC / 4;            // float4 per thread
+  constexpr int W = warpgroup_threads;  // the partial is thread-interleaved
+  const auto slots = p.partial + size_t(tile * consumer_warpgroups + w) * p.slot_stride * Q * W + wg_thread;
+  const auto mine = slots + size_t(slot) * Q * W;
   HOPPER_PRAGMA_UNROLL
   for (int q = 0; q < Q; ++q)
-    t.st_global_cg(mine + q * 128, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
-  t.bar_sync(barrier_id(gemm_barrier::fixup, w), 128);
-  const auto counter = p.counters + tile * 2 + w;
+    t.st_global_cg(mine + q * W, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
+  t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
+  const auto counter = p.counters + tile * consumer_warpgroups + w;
   constexpr ptx::sem handshake =
       MUTANT == gemm_mutant::split_k_relaxed_handshake ? ptx::sem::relaxed : ptx::sem::acq_rel;
   if (wg_thread == 0) flag.store(0, t.template atom_add_gpu<handshake>(counter, 1) == S - 1);
-  t.bar_sync(barrier_id(gemm_barrier::fixup, w), 128);
+  t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
   const bool last = flag.load(0) != 0;
   // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
   if (!last) return false;
@@ -326,10 +335,10 @@ HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p,
   HOPPER_PRAGMA_UNROLL
   for (int q0 = 0; q0 < Q; q0 += 8) {
     for (int s = 0; s < S; ++s) {
-      const auto src = slots + size_t(s) * Q * 128;
+      const auto src = slots + size_t(s) * Q * W;
       HOPPER_PRAGMA_UNROLL
       for (int q = q0; q < q0 + 8 && q < Q; ++q) {
-        const f32x4 v = t.ld_global_cg(src + q * 128);
+        const f32x4 v = t.ld_global_cg(src + q * W);
         if (s == 0) {
           acc[4 * q] = v.x, acc[4 * q + 1] = v.y, acc[4 * q + 2] = v.z, acc[4 * q + 3] = v.w;
         } else {
@@ -354,6 +363,23 @@ struct cta_place {
   }
 };
 
+// What every role reads: the target, the ring, the CTA's shared memory, the three tensor maps,
+// the run-time parameters, where the CTA sits in its cluster, which cluster walks which part of
+// the work schedule, and the k-blocks of a whole tile.
+template <class T, class Tg, class Pipe>
+struct role_context {
+  Tg& t;
+  Pipe& pipe;
+  const body_smem<T, Tg>& sm;
+  const typename Tg::tensor_map_type& tma_a;
+  const typename Tg::tensor_map_type& tma_b;
+  const typename Tg::tensor_map_type& tma_c;
+  const body_params<Tg>& p;
+  cta_place<T> at;
+  int cluster_id;
+  int k_blocks;
+};
+
 // ---- the roles ---------------------------------------------------------------------------------
 
 // The producer (one thread): for every k-block of every work item, wait until every reader of
@@ -362,26 +388,31 @@ struct cta_place {
 // end wait for every stage's release, so that no peer arrives on our barriers after we exit.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const typename Tg::tensor_map_type& tma_a,
-                       const typename Tg::tensor_map_type& tma_b, const body_params<Tg>& p, const cta_place<T>& at,
-                       int cluster_id) {
+HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
+  Tg& t = c.t;
+  Pipe& pipe = c.pipe;
+  const body_params<Tg>& p = c.p;
+  const cta_place<T>& at = c.at;
   constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
   auto s = pipe.producer_start();
   work_item item;
-  for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
+  for (auto cur = p.work.start(c.cluster_id); p.work.next(cur, item);) {
     int m0, n0;
     at.tile_origin(p.work.order, item.tile, m0, n0);
     const k_range kr = item.k;
     for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
-      pipe.acquire(s, T::MUTANT == gemm_mutant::expect_tx_minus_16 ? T::STAGE_BYTES - 16 : T::STAGE_BYTES);
+      if constexpr (T::MUTANT == gemm_mutant::expect_tx_minus_16)
+        pipe.acquire(s, T::STAGE_BYTES - 16);
+      else
+        pipe.template acquire<typename T::A_TILE, typename T::B_TILE>(s);
       auto& bar = pipe.full(s);
       // The CTAs sharing our A tile (our cluster row) and our B tile (our cluster column).
       const uint16_t a_peers = cs.a_peers(at.rank);
       const uint16_t b_peers =
           T::MUTANT == gemm_mutant::multicast_misses_peer ? uint16_t(1u << at.rank) : cs.b_peers(at.rank);
       const int k0 = kb * T::BK;
-      load_share<T::A_MN, T::BM, T::CLUSTER_N>(t, sm.a + s.index() * T::A_BYTES, tma_a, bar, a_peers, at.rn, k0, m0);
-      load_share<T::B_MN, T::BN, T::CLUSTER_M>(t, sm.b + s.index() * T::B_BYTES, tma_b, bar, b_peers, at.rm, k0, n0);
+      load_share<typename T::A_TILE>(t, c.sm.a + s.index() * T::A_BYTES, c.tma_a, bar, a_peers, at.rn, k0, m0);
+      load_share<typename T::B_TILE>(t, c.sm.b + s.index() * T::B_BYTES, c.tma_b, bar, b_peers, at.rm, k0, n0);
       pipe.issued(s);
     }
   }
@@ -396,21 +427,22 @@ HOPPER_HD void produce(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm, const type
 // restart sooner.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
-                                   const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
-                                   const cta_place<T>& at, int cluster_id, int w, int wg_thread) {
-  const int warp = wg_thread / 32;
+HOPPER_HD void consume_cooperative(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+  Tg& t = c.t;
+  Pipe& pipe = c.pipe;
+  const body_smem<T, Tg>& sm = c.sm;
+  const typename Tg::tensor_map_type& tma_c = c.tma_c;
+  const body_params<Tg>& p = c.p;
+  const cta_place<T>& at = c.at;
+  const int warp = wg_thread / warp_threads;
   const auto epi = sm.epi + w * T::EPI_WG_BYTES;
   uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
   float acc[1][T::ACC];
   auto s = T::MUTANT == gemm_mutant::consumer_parity_1 ? typename Pipe::state(0u, parity(1u)) : pipe.consumer_start();
   // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in stage 0.
-  const operand_descs first = first_stage_descs<T>(t.smem_addr(sm.a) + (T::SPLIT_N ? 0
-                                                                        : T::A_MN  ? w * T::BOX_MN_BYTES
-                                                                                   : w * T::WG_M * 128),
-                                                   t.smem_addr(sm.b) + (!T::SPLIT_N ? 0
-                                                                        : T::B_MN ? w * (T::WG_N / 64) * T::BOX_MN_BYTES
-                                                                                  : w * T::WG_N * 128));
+  const operand_descs first =
+      first_stage_descs<T>(t.smem_addr(sm.a) + (T::SPLIT_N ? 0u : w * T::A_TILE::slice_bytes(T::WG_M)),
+                           t.smem_addr(sm.b) + (T::SPLIT_N ? w * T::B_TILE::slice_bytes(T::WG_N) : 0u));
   // Chunks [KEPT, EPI_CHUNKS) of the tile are stored deferred, as bf16x2 words.
   constexpr int KEPT = sizeof(typename T::OutT) == 2 ? T::EPI_CHUNKS - (T::EPI_CHUNKS + 1) / 2 : T::EPI_CHUNKS;
   constexpr int WORD0 = KEPT * T::EPI_COLS / 4;  // first deferred word: 2 columns per word, 8 per 4 accumulators
@@ -424,7 +456,7 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
     pending_row0 = -1;
   };
   work_item item;
-  for (auto cur = p.work.start(cluster_id); p.work.next(cur, item);) {
+  for (auto cur = p.work.start(c.cluster_id); p.work.next(cur, item);) {
     int m0, n0;
     at.tile_origin(p.work.order, item.tile, m0, n0);
     consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, first, store_pending, [] {});
@@ -448,43 +480,49 @@ HOPPER_HD void consume_cooperative(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm
   }
   store_pending();
   // The last stores must have read shared memory before the CTA (and its memory) goes away.
-  if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
+  if (wg_thread % warp_threads == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
 }
 
-// Ping-pong consumer warpgroup w: owns the CTA's work units w, w + 2, ... (whole 128 x 128
-// tiles). Order barriers (gemm_barrier::order + w): warpgroup w waits on its own for its turn at
-// the tensor cores; the other warpgroup arrives there once it has issued its last k-block. The producer fills the
-// ring in the same unit order, so the math runs unit after unit while the epilogue of one
-// warpgroup overlaps the main loop of the other.
+// Ping-pong consumer warpgroup w: owns items w, w + 2, ... of the cluster's walk of the work
+// schedule, the walk the producer fills the ring in (whole 128 x 128 tiles). Order barriers
+// (gemm_barrier::order + w): warpgroup w waits on its own for its turn at the tensor cores; the
+// other warpgroup arrives there once it has issued its last k-block. So the math runs item after
+// item while the epilogue of one warpgroup overlaps the main loop of the other.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
-                                const typename Tg::tensor_map_type& tma_c, const body_params<Tg>& p,
-                                const cta_place<T>& at, int cluster_id, int clusters, int k_blocks, int w,
-                                int wg_thread) {
-  const int warp = wg_thread / 32;
+HOPPER_HD void consume_pingpong(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+  Tg& t = c.t;
+  Pipe& pipe = c.pipe;
+  const body_smem<T, Tg>& sm = c.sm;
+  const body_params<Tg>& p = c.p;
+  const work_schedule& work = p.work;
+  const int k_blocks = c.k_blocks;
+  const int warp = wg_thread / warp_threads;
   const auto epi = sm.epi + w * T::EPI_WG_BYTES;
   uint32_t epi_count = 0;
   float acc[2][T::ACC];  // rows [0, 64) and [64, 128) of the tile
   auto s = pipe.consumer_start();
-  s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first unit
-  int j = w;                    // local index of the unit among the CTA's units
+  s += uint32_t(w * k_blocks);  // warpgroup 1 starts after warpgroup 0's first item
+  int j = w;                    // the item's index in the cluster's walk
   const operand_descs first = first_stage_descs<T>(t.smem_addr(sm.a), t.smem_addr(sm.b));
-  const int units = p.work.order.total();  // whole tiles: no split, no stream-K (checked by the plan)
-  for (int u = cluster_id + w * clusters; u < units; u += 2 * clusters, j += 2) {
+  // Whole tiles: no split, no stream-K (checked by the plan).
+  for (auto cur = work.start_tiles(c.cluster_id, w, consumer_warpgroups); !work.done(cur);
+       ++cur, j += consumer_warpgroups) {
+    const int u = cur.tile;
     int m0, n0;
-    at.tile_origin(p.work.order, u, m0, n0);
-    if (j > 0) t.bar_sync(barrier_id(gemm_barrier::order, w), 256);
-    // Once every k-block is issued the other warpgroup may start its unit while ours drains;
-    // only when that unit exists, so that no arrival is left pending on the barrier at exit.
+    c.at.tile_origin(work.order, u, m0, n0);
+    if (j > 0) t.bar_sync(barrier_id(gemm_barrier::order, w), barrier_threads(gemm_barrier::order));
+    // Once every k-block is issued the other warpgroup may start its item while ours drains;
+    // only when the walk has one, so that no arrival is left pending on the barrier at exit.
     consume_k_blocks<T, T::BN, 2>(
         t, pipe, s, acc, 0, k_blocks, warp, first, [] {},
         [&] {
-          if (u + clusters < units) t.bar_arrive(barrier_id(gemm_barrier::order, 1 - w), 256);
+          if (work.has_tile_after(u))
+            t.bar_arrive(barrier_id(gemm_barrier::order, 1 - w), barrier_threads(gemm_barrier::order));
         });
     t.wgmma_fence_operand(acc[0]);
     t.wgmma_fence_operand(acc[1]);
-    s += uint32_t(k_blocks);  // the other warpgroup's next unit
+    s += uint32_t(k_blocks);  // the other warpgroup's next item
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < 2; ++h) {
       const int row0 = m0 + h * T::WG_M;
@@ -492,10 +530,10 @@ HOPPER_HD void consume_pingpong(Tg& t, Pipe& pipe, const body_smem<T, Tg>& sm,
         store_rows<T>(
             t,
             [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[h][i], acc[h][i + 1]); },
-            tma_c, epi, epi_count, wg_thread, row0, n0, p);
+            c.tma_c, epi, epi_count, wg_thread, row0, n0, p);
     }
   }
-  if (wg_thread % 32 == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
+  if (wg_thread % warp_threads == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
 }
 
 }  // namespace detail
@@ -507,13 +545,12 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
                          const typename Tg::tensor_map_type& tma_b, const typename Tg::tensor_map_type& tma_c,
                          const body_params<Tg>& p) {
   constexpr int CLUSTER = T::CLUSTER;
-  const int wg = int(t.thread() / 128u);
-  const int wg_thread = int(t.thread() % 128u);
+  const int wg = int(t.thread() / uint32_t(warpgroup_threads));
+  const int wg_thread = int(t.thread() % uint32_t(warpgroup_threads));
   const uint32_t rank = CLUSTER > 1 ? t.cluster_rank() : 0u;
   constexpr cluster_shape cs{T::CLUSTER_M, T::CLUSTER_N};
   const detail::cta_place<T> at{int(rank), cs.row(int(rank)), cs.col(int(rank))};
   const int cluster_id = int(t.block() / uint32_t(CLUSTER));
-  const int clusters = int(t.grid() / uint32_t(CLUSTER));
   const int k_blocks = (p.K + T::BK - 1) / T::BK;
 
   // Each consumer warpgroup that reads a stage releases it once, from its first warp's leader
@@ -531,6 +568,7 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
   // init, fence.mbarrier_init, and a cluster (or CTA) barrier: no peer multicasts into us or
   // arrives on our barriers before they exist.
   auto pipe = pipe_t::init(sm.ring, ring_params, t);
+  const detail::role_context<T, Tg, pipe_t> roles{t, pipe, sm, tma_a, tma_b, tma_c, p, at, cluster_id, k_blocks};
   // Programmatic dependent launch: everything above touched only shared memory and the kernel
   // parameters, so with the launch attribute it ran under the previous grid's tail. From here on
   // the kernel reads A and B, writes C and the split-K workspace: wait until the previous grid
@@ -541,14 +579,14 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
 
   if (wg == 0) {
     t.template setmaxnreg_dec<T::PRODUCER_REGS>();
-    if (wg_thread == 0) detail::produce<T>(t, pipe, sm, tma_a, tma_b, p, at, cluster_id);
+    if (wg_thread == 0) detail::produce(roles);
     t.syncwarp();
   } else {
     t.template setmaxnreg_inc<T::CONSUMER_REGS>();
     if constexpr (T::PINGPONG)
-      detail::consume_pingpong<T>(t, pipe, sm, tma_c, p, at, cluster_id, clusters, k_blocks, wg - 1, wg_thread);
+      detail::consume_pingpong(roles, wg - 1, wg_thread);
     else
-      detail::consume_cooperative<T>(t, pipe, sm, tma_c, p, at, cluster_id, wg - 1, wg_thread);
+      detail::consume_cooperative(roles, wg - 1, wg_thread);
   }
   // No cluster barrier at exit: the producer's drain() waited for the releases of every CTA's
   // consumers on our empty barriers, and every multicast into our stages completed on a full

@@ -16,6 +16,7 @@
 
 #include "hopper/checked.hpp"
 #include "hopper/limits.hpp"
+#include "kernels/gemm/gemm_tiles.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
 namespace hopper::gemm {
@@ -45,7 +46,7 @@ struct problem {
 struct config {
   int bm = 128;           // 128: two consumer warpgroups of 64 rows each; 64: of BN / 2 columns each
   int bn = 256;           // 256, 192, 128 or 64: the n of wgmma.m64nNk16
-  int bk = 64;            // one 128-byte swizzle row of bf16
+  int bk = k_block;       // one 128-byte swizzle row of bf16
   int stages = 4;         // ring depth
   int cluster_m = 2;      // CTAs along M sharing (multicasting) the B tile
   int cluster_n = 1;      // CTAs along N sharing (multicasting) the A tile
@@ -78,7 +79,7 @@ inline constexpr instance instances[] = {
     {128, 64, 8, 1, 2, false},  {64, 128, 8, 1, 1, false},  {64, 128, 8, 2, 1, false},
 };
 inline bool matches(const config& c, const instance& i) {
-  return c.bm == i.bm && c.bk == 64 && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
+  return c.bm == i.bm && c.bk == k_block && c.bn == i.bn && c.stages == i.stages && c.cluster_m == i.cluster_m &&
          c.cluster_n == i.cluster_n && c.pingpong == i.pingpong;
 }
 inline bool instantiated(const config& c) {
@@ -97,9 +98,10 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return checked::ceil_div(a, b); 
 // per consumer warpgroup. For the configurations the host checks before any kernel exists; every
 // instantiated kernel's shared_storage struct is asserted to take exactly this (gemm_traits.hpp).
 constexpr int64_t smem_bytes(const config& c) {
-  const int64_t stage = int64_t(c.bm + c.bn) * c.bk * 2;
-  const int64_t epilogue = 2 /*warpgroups*/ * 4 /*warps*/ * 2 /*buffers*/ * 16 * 128;
-  return c.stages * stage + epilogue + 2 * 8 * c.stages + 2 * 4;
+  const int64_t stage = int64_t(c.bm + c.bn) * c.bk * operand_elem_bytes;
+  const int64_t epilogue = consumer_warpgroups * int64_t(epilogue_box<2>::warpgroup_bytes);  // any output type's
+  const int64_t barriers = 2 * int64_t(sizeof(uint64_t)) * c.stages;                         // full and empty
+  return c.stages * stage + epilogue + barriers + consumer_warpgroups * int64_t(sizeof(int));
 }
 
 inline constexpr int64_t max_smem_per_block = int64_t(hopper::limits::max_smem_per_block);  // 227 KiB, sm_90 opt-in
@@ -352,7 +354,7 @@ struct launch_schedule {
     return size_t(fixup_tiles) * size_t(c.cluster_size()) * size_t(slot_stride) * size_t(c.bm) * size_t(c.bn) * 4;
   }
   size_t counter_bytes(const config& c) const {
-    return size_t(fixup_tiles) * size_t(c.cluster_size()) * 2 * sizeof(int);
+    return size_t(fixup_tiles) * size_t(c.cluster_size()) * size_t(consumer_warpgroups) * sizeof(int);
   }
 };
 

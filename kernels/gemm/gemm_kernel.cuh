@@ -21,7 +21,7 @@ namespace hopper::gemm {
 using kernel_params = body_params<hopper::basic_device_target<false>>;
 
 template <class T>
-__global__ void __launch_bounds__(384, 1)
+__global__ void __launch_bounds__(T::THREADS, 1)
     gemm_kernel(const __grid_constant__ hopper::tensor_map tma_a, const __grid_constant__ hopper::tensor_map tma_b,
                 const __grid_constant__ hopper::tensor_map tma_c, const kernel_params p) {
   using target = hopper::basic_device_target<false>;
@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(384, 1)
     printf("hopper::gemm: dynamic shared memory at 0x%x is not 1024-byte aligned\n", base);
     __trap();
   }
-  const body_smem<T, target> sm{smem<uint8_t>(st.a[0]), smem<uint8_t>(st.b[0]), smem<uint8_t>(st.epi[0]), st.ring,
-                                smem<int>(st.last_flag)};
+  const body_smem<T, target> sm{smem<uint8_t>(st.a[0].data), smem<uint8_t>(st.b[0].data),
+                                smem<uint8_t>(st.epi[0][0][0].data), st.ring, smem<int>(st.last_flag)};
   gemm_body<T>(t, sm, tma_a, tma_b, tma_c, p);
 }
 

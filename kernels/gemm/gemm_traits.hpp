@@ -8,21 +8,16 @@
 
 #include "hopper/pipeline.cuh"
 #include "kernels/gemm/gemm_config.hpp"
+#include "kernels/gemm/gemm_tiles.hpp"
 
 namespace hopper::gemm {
 
-// The boxes of one operand's stage tile as TMA loads them (plan: the tensor maps; kernel: the
-// loads): `rows` along M or N x 64 along K of bf16, swizzled 128 B. K-major: one box of
-// 64 (K) x rows / peers (each CTA sharing the tile loads its slice); MN-major: boxes of
-// 64 (MN) x 64 (K), rows / 64 of them, split over the peers.
-struct operand_box {
-  uint32_t inner, outer;  // the box's {dims[0], dims[1]} in elements
-};
+// The boxes the plan's tensor maps describe, for a configuration known only at run time: the
+// same as the tile types' (gemm_tiles.hpp).
 constexpr operand_box operand_box_of(bool mn_major, int rows, int peers) {
-  return mn_major ? operand_box{64, 64} : operand_box{64, uint32_t(rows / peers)};
+  return mn_major ? operand_tile<64, true>::box : operand_box{uint32_t(k_block), uint32_t(rows / peers)};
 }
-// The epilogue's box of C: 16 rows (one warp's share of a wgmma's 64) x one 128-byte swizzle row.
-constexpr operand_box c_box_of(int out_bytes) { return operand_box{uint32_t(128 / out_bytes), 16}; }
+constexpr operand_box c_box_of(int out_bytes) { return out_bytes == 2 ? epilogue_box<2>::box : epilogue_box<4>::box; }
 // The columns of C the epilogue's TMA stores cover: N rounded down to a whole number of 16-byte
 // chunks (a TMA store writes whole chunks, so a row ending inside one would be written past N);
 // the rest of each row the epilogue stores itself (gemm_body.hpp, store_tail).
@@ -58,30 +53,33 @@ enum class gemm_mutant {
 template <int BM_, int BN_, int STAGES_, int CLUSTER_M_, int CLUSTER_N_, class OutT_, bool A_MN_, bool B_MN_,
           bool PINGPONG_ = false>
 struct kernel_traits {
-  static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_;
+  static constexpr int BM = BM_, BN = BN_, BK = k_block, STAGES = STAGES_;
   static constexpr int CLUSTER_M = CLUSTER_M_, CLUSTER_N = CLUSTER_N_, CLUSTER = CLUSTER_M * CLUSTER_N;
   static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
   static constexpr gemm_mutant MUTANT = gemm_mutant::none;
   using OutT = OutT_;
-  static constexpr int THREADS = 384;
-  static constexpr int CONSUMERS = 2;                       // consumer warpgroups
+  static constexpr int THREADS = cta_threads;
+  static constexpr int CONSUMERS = consumer_warpgroups;
   static constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups reading a stage
-  static constexpr int WG_M = 64;                           // rows of one wgmma.m64
+  static constexpr int WG_M = wgmma_m;                      // rows of one wgmma.m64
   static constexpr bool SPLIT_N = BM == 64;                 // the consumer warpgroups split the columns, not the rows
   static constexpr int WG_N = SPLIT_N ? BN / 2 : BN;        // the n of a consumer warpgroup's wgmma
   static constexpr int ACC = WG_N / 2;                      // fp32 accumulators per thread per m64nWG_N
-  static constexpr uint32_t A_BYTES = BM * BK * 2;
-  static constexpr uint32_t B_BYTES = BN * BK * 2;
-  static constexpr uint32_t STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr uint32_t BOX_MN_BYTES = 64 * BK * 2;  // one 64 (MN) x 64 (K) MN-major box
-  static constexpr operand_box A_BOX = operand_box_of(A_MN, BM, CLUSTER_N);
-  static constexpr operand_box B_BOX = operand_box_of(B_MN, BN, CLUSTER_M);
+  // A stage: A's tile (shared along a cluster row) and B's (shared along a cluster column).
+  using A_TILE = operand_tile<BM, A_MN, CLUSTER_N>;
+  using B_TILE = operand_tile<BN, B_MN, CLUSTER_M>;
+  static constexpr uint32_t A_BYTES = sizeof(A_TILE);
+  static constexpr uint32_t B_BYTES = sizeof(B_TILE);
+  static constexpr uint32_t STAGE_BYTES = stage_bytes_of<A_TILE, B_TILE>;
+  static constexpr operand_box A_BOX = A_TILE::box;
+  static constexpr operand_box B_BOX = B_TILE::box;
   // Epilogue: boxes of 16 rows (one warp's) x one 128-byte swizzle row of C, double buffered per
   // warp.
-  static constexpr int EPI_COLS = 128 / int(sizeof(OutT));
-  static constexpr int EPI_ROWS = int(c_box_of(int(sizeof(OutT))).outer);
-  static constexpr uint32_t EPI_BYTES = EPI_ROWS * 128;
-  static constexpr uint32_t EPI_WG_BYTES = WG_M / EPI_ROWS * 2 * EPI_BYTES;  // a warpgroup's 4 warps x 2
+  using EPI_BOX = epilogue_box<int(sizeof(OutT))>;
+  static constexpr int EPI_COLS = EPI_BOX::cols;
+  static constexpr int EPI_ROWS = EPI_BOX::rows;
+  static constexpr uint32_t EPI_BYTES = sizeof(EPI_BOX);
+  static constexpr uint32_t EPI_WG_BYTES = EPI_BOX::warpgroup_bytes;
   static constexpr int EPI_CHUNKS = WG_N / EPI_COLS;
   // Registers: producer 40, consumers 232: 128*40 + 256*232 = 64512 <= 65536.
   static constexpr uint32_t PRODUCER_REGS = 40, CONSUMER_REGS = 232;
@@ -90,9 +88,9 @@ struct kernel_traits {
   // the ring's operand stages, the consumers' epilogue boxes, the ring's barriers, and one word
   // per consumer warpgroup for the fixup's "last piece" flag.
   struct shared_storage {
-    alignas(1024) uint8_t a[STAGES][A_BYTES];
-    alignas(1024) uint8_t b[STAGES][B_BYTES];
-    alignas(1024) uint8_t epi[CONSUMERS][EPI_WG_BYTES];
+    alignas(swizzle_atom_bytes) A_TILE a[STAGES];
+    alignas(swizzle_atom_bytes) B_TILE b[STAGES];
+    alignas(swizzle_atom_bytes) EPI_BOX epi[CONSUMERS][warpgroup_warps][EPI_BOX::buffers];
     pipeline_storage<STAGES, uint64_t> ring;
     int last_flag[CONSUMERS];
   };
@@ -107,17 +105,12 @@ struct kernel_traits {
   static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER <= 2,
                 "clusters of 1 x 1, 2 x 1 or 1 x 2 CTAs: every CTA writes into every CTA of its cluster, "
                 "which orders the releases to all of them (gemm_config.hpp's instances say more)");
-  static_assert(B_BOX.outer <= 256, "a TMA box dimension is at most 256");
-  static_assert(!A_MN || (BM / 64) % CLUSTER_N == 0, "MN-major A boxes split evenly over a cluster row");
-  static_assert(!B_MN || (BN / 64) % CLUSTER_M == 0, "MN-major B boxes split evenly over a cluster column");
-  static_assert((BM / CLUSTER_N * 128) % 1024 == 0, "multicast A pieces keep 1024-B alignment");
-  static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "stages keep 1024-B swizzle alignment");
-  static_assert((BN / CLUSTER_M * 128) % 1024 == 0, "multicast B pieces keep 1024-B alignment");
   static_assert(sizeof(OutT) == 2 || sizeof(OutT) == 4, "bf16 or fp32 output");
   static_assert(SMEM <= uint32_t(max_smem_per_block), "fits in 227 KiB of shared memory");
   static_assert(SMEM == smem_bytes(config{BM, BN, BK, STAGES, CLUSTER_M, CLUSTER_N}),
                 "the host's smem_bytes() agrees with the layout");
-  static_assert(CONSUMERS * 128 * CONSUMER_REGS + 128 * PRODUCER_REGS <= 65536, "register file");
+  static_assert(CONSUMERS * warpgroup_threads * CONSUMER_REGS + warpgroup_threads * PRODUCER_REGS <= 65536,
+                "register file");
   static_assert(!PINGPONG || BN == 128, "ping-pong tiles are 128 x 128: 2 x 64 accumulators per thread");
   static_assert(STAGE_BYTES < (1u << 20), "tx-count limit of an mbarrier phase");
 };

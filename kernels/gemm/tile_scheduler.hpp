@@ -131,6 +131,21 @@ struct work_schedule {
     cur.it = piece_end;
     return true;
   }
+
+  // A schedule of whole tiles only (no split-K, no stream-K) walks cluster c's tiles c,
+  // c + clusters, ...: item i of its walk above is tile c + i * clusters. start_tiles / done / ++
+  // walk its items first, first + every, ... of that one walk, so that `every` consumers each
+  // take their own items of it in turn.
+  struct tile_cursor {
+    int tile, step;
+    HOPPER_HD void operator++() { tile += step; }
+  };
+  HOPPER_HD tile_cursor start_tiles(int c, int first, int every) const {
+    return {c + first * clusters, every * clusters};
+  }
+  HOPPER_HD bool done(const tile_cursor& cur) const { return cur.tile >= order.total(); }
+  // Whether the walk that holds whole tile `tile` has an item after it.
+  HOPPER_HD bool has_tile_after(int tile) const { return tile + clusters < order.total(); }
 };
 
 }  // namespace hopper::gemm

@@ -460,6 +460,36 @@ TEST(GemmWorkSchedule, WholeSplitAndStreamKCoverEverythingOnce) {
   }
 }
 
+// Ping-pong's consumer warpgroups each walk every other item of the cluster's walk of a
+// whole-tile schedule (start_tiles): together they take exactly the producer's items, in its order.
+TEST(GemmWorkSchedule, StridedTileWalksShareTheClustersWalk) {
+  for (auto [rows, cols] : std::vector<std::pair<int, int>>{{32, 32}, {12, 12}, {7, 5}, {1, 64}, {3, 1}}) {
+    for (int clusters : {1, 2, 7, 66, 132}) {
+      tile_scheduler order{rows, cols, 8};
+      const work_schedule w{order, 16, std::min(clusters, order.total()), 1, order.total()};
+      for (int c = 0; c < w.clusters; ++c) {
+        std::vector<int> producer;
+        work_item item;
+        for (auto cur = w.start(c); w.next(cur, item);) producer.push_back(item.tile);
+        for (int every : {1, 2}) {
+          for (int first = 0; first < every; ++first) {
+            std::vector<int> mine;
+            for (auto cur = w.start_tiles(c, first, every); !w.done(cur); ++cur) {
+              const size_t at = size_t(first) + mine.size() * size_t(every);  // its index in the producer's walk
+              mine.push_back(cur.tile);
+              EXPECT_EQ(w.has_tile_after(cur.tile), at + 1 < producer.size()) << "cluster " << c << ", item " << at;
+            }
+            std::vector<int> expected;
+            for (size_t i = size_t(first); i < producer.size(); i += size_t(every)) expected.push_back(producer[i]);
+            EXPECT_EQ(mine, expected) << rows << " x " << cols << " tiles, " << w.clusters << " clusters, cluster " << c
+                                      << ", items " << first << " + " << every << " i";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
   for (int k_blocks : {1, 2, 3, 4, 5, 7, 8, 9, 16, 127, 128, 129})
     for (int splits = 1; splits <= 4 && splits <= k_blocks; ++splits) {

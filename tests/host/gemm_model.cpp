@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "gemm_reference.hpp"
 #include "hopper/model/explore.hpp"
-#include "tests/host/gemm_on_model.hpp"
 
 namespace {
 

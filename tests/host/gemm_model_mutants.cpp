@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/host/gemm_on_model.hpp"
+#include "gemm_reference.hpp"
 
 namespace {
 

@@ -1,0 +1,93 @@
+// The GEMM's geometry as types: the CTA's roles, the operand tiles of a ring stage and the
+// epilogue's boxes of C. Each type owns its bytes, its TMA box, its row pitch, its k-step and its
+// wgmma descriptor, so that the kernel's loads, its wgmma, the shared-memory layout, the
+// full barrier's expected bytes and the host's tensor maps read one fact from one place. Plain
+// C++: the body, the traits, the host plan and the model runner include it.
+#pragma once
+#include <cstdint>
+
+#include "hopper/hd.hpp"
+#include "hopper/ptx/wgmma_desc.hpp"
+#include "hopper/swizzle.hpp"
+
+namespace hopper::gemm {
+
+// ---- the CTA's roles ----------------------------------------------------------------------------
+// One producer warpgroup and two consumer warpgroups of four warps each.
+inline constexpr int warp_threads = 32;
+inline constexpr int warpgroup_warps = 4;
+inline constexpr int warpgroup_threads = warpgroup_warps * warp_threads;  // 128: one wgmma's threads
+inline constexpr int producer_warpgroups = 1;
+inline constexpr int consumer_warpgroups = 2;
+inline constexpr int cta_threads = (producer_warpgroups + consumer_warpgroups) * warpgroup_threads;  // 384
+
+// ---- the tiles' swizzle and the wgmma shape -----------------------------------------------------
+// Every tile is written by TMA with the 128-byte swizzle and read by wgmma (or by the epilogue's
+// threads) through the same pattern: rows of 128 bytes in atoms of 8 rows (1024 bytes, the
+// alignment a tile keeps).
+inline constexpr swizzle tile_swizzle = swizzle::b128;
+inline constexpr uint32_t swizzle_row_bytes = swizzle_bytes(tile_swizzle);       // 128
+inline constexpr uint32_t swizzle_atom_bytes = swizzle_alignment(tile_swizzle);  // 1024
+inline constexpr int operand_elem_bytes = 2;                                     // bf16
+// A k-block (one ring stage's depth): one swizzle row of bf16 along K.
+inline constexpr int k_block = int(swizzle_row_bytes) / operand_elem_bytes;  // 64
+inline constexpr int wgmma_m = 64, wgmma_k = 16;
+
+// A TMA box: {dims[0], dims[1]} in elements.
+struct operand_box {
+  uint32_t inner, outer;
+};
+
+// One operand's tile of a ring stage: ROWS along M or N x one k-block along K of bf16, swizzled.
+// PEERS CTAs of a cluster share it (multicast), each loading its share of the boxes.
+// K-major (MN false): each row is one swizzle row (64 K-elements), the tile is one box of ROWS /
+// PEERS rows per CTA. MN-major: boxes of 64 MN-elements (one swizzle row) x the k-block's 64 K-rows,
+// ROWS / 64 of them, split over the peers.
+template <int ROWS, bool MN, int PEERS = 1>
+struct operand_tile {
+  static constexpr int rows = ROWS, peers = PEERS;
+  static constexpr bool mn_major = MN;
+  static constexpr int k = k_block;
+  static constexpr uint32_t row_bytes = swizzle_row_bytes;
+  static constexpr uint32_t bytes = uint32_t(ROWS) * uint32_t(k) * operand_elem_bytes;
+  // MN-major: the MN-elements of one box and its bytes.
+  static constexpr int mn_box_rows = int(swizzle_row_bytes) / operand_elem_bytes;
+  static constexpr uint32_t mn_box_bytes = uint32_t(mn_box_rows) * uint32_t(k) * operand_elem_bytes;
+  // The box one TMA load of this tile moves.
+  static constexpr operand_box box =
+      MN ? operand_box{uint32_t(mn_box_rows), uint32_t(k)} : operand_box{uint32_t(k), uint32_t(ROWS / PEERS)};
+  // Bytes a k-step of wgmma (16 along K) moves the start address: 32 bytes along a K-major row,
+  // 16 rows of an MN-major box.
+  static constexpr uint32_t k_step_bytes = MN ? wgmma_k * row_bytes : wgmma_k * operand_elem_bytes;
+  // Offset of the slice that starts `r` rows in (r a multiple of 64 for an MN-major tile).
+  HOPPER_HD static constexpr uint32_t slice_bytes(int r) {
+    return MN ? uint32_t(r / mn_box_rows) * mn_box_bytes : uint32_t(r) * row_bytes;
+  }
+  // The wgmma descriptor of the tile (or of a slice of it) at shared-window address `addr`.
+  HOPPER_HD static constexpr uint64_t desc(uint32_t addr) {
+    return MN ? ptx::make_wgmma_desc_mnmajor_sw128(addr, mn_box_bytes) : ptx::make_wgmma_desc_kmajor_sw128(addr);
+  }
+  uint8_t data[bytes];
+
+  static_assert(ROWS % 64 == 0, "tiles are whole multiples of wgmma's 64 rows");
+  static_assert(bytes % swizzle_atom_bytes == 0, "tiles keep the swizzle atom's alignment");
+  static_assert(MN || (ROWS / PEERS) * row_bytes % swizzle_atom_bytes == 0, "multicast shares keep the alignment");
+  static_assert(!MN || (ROWS / mn_box_rows) % PEERS == 0, "MN-major boxes split evenly over the peers");
+  static_assert(box.outer <= 256, "a TMA box dimension is at most 256");
+};
+
+// The epilogue's box of C: one warp's 16 rows (its share of a wgmma's 64) x one swizzle row,
+// written by the warp's threads and stored by one TMA store; each warp has `buffers` of them.
+template <int OUT_BYTES>
+struct epilogue_box {
+  static constexpr int rows = wgmma_m / warpgroup_warps;  // 16
+  static constexpr int cols = int(swizzle_row_bytes) / OUT_BYTES;
+  static constexpr uint32_t row_bytes = swizzle_row_bytes;
+  static constexpr uint32_t bytes = uint32_t(rows) * row_bytes;
+  static constexpr int buffers = 2;                                               // per warp: double buffered
+  static constexpr uint32_t warpgroup_bytes = warpgroup_warps * buffers * bytes;  // one consumer's boxes
+  static constexpr operand_box box{uint32_t(cols), uint32_t(rows)};
+  uint8_t data[bytes];
+};
+
+}  // namespace hopper::gemm
