@@ -94,7 +94,7 @@ outcome() {
   local log=$1 v
   grep -q "^ZOO_NOT_RUN" "$log" && { echo "not run"; return; }
   grep -qE "^ZOO_RC (124|137)$" "$log" && { echo "timeout"; return; }
-  v=$(grep -m1 $'^ZOO\t' "$log" | cut -f4)
+  v=$(grep -m1 -o $'ZOO\t.*' "$log" | cut -f4)
   if grep -q "hopper: mbarrier wait timed out" "$log" && [ "$v" != trapped ]; then v="trapped${v:+ ($v)}"; fi
   [ -n "$v" ] && echo "$v" || echo "no verdict (rc $(grep -m1 '^ZOO_RC' "$log" | cut -d' ' -f2))"
 }
@@ -137,7 +137,7 @@ first() {
   for row in "${cases[@]}"; do
     IFS=$'\t' read -r name role twin _ <<<"$row"
     plain=$(outcome "$logs/$name.plain.log")
-    wrong=$(grep -m1 $'^ZOO\t' "$logs/$name.plain.log" | cut -f5 | sed 's/^wrong=//')
+    wrong=$(grep -m1 -o $'ZOO\t.*' "$logs/$name.plain.log" | cut -f5 | sed 's/^wrong=//')
     cells=() notes=""
     for tool in racecheck synccheck memcheck; do
       if [[ " ${tools[*]} " == *" $tool "* ]] && [ -f "$logs/$name.$tool.log" ]; then

@@ -240,19 +240,21 @@ child_run run_child(const std::string& name, int seconds) {
   return c;
 }
 
-// The child's verdict line for `name`, split at tabs (empty: none).
+// The child's verdict line for `name`, split at tabs (empty: none). It is looked for anywhere, not
+// only at the start of a line: the driver flushes the kernel's printf text (the bounded waits'
+// time-outs) into the same stdout when the trapped context ends, in pieces that may split one of
+// its own lines around the verdict. The verdict itself is one write of under PIPE_BUF bytes, so it
+// arrives whole.
 std::vector<std::string> verdict_of(const std::string& out, const std::string& name) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("ZOO\t" + name + "\t", 0) != 0) continue;
-    std::vector<std::string> f;
-    std::istringstream fs(line);
-    std::string x;
-    while (std::getline(fs, x, '\t')) f.push_back(x);
-    return f;
-  }
-  return {};
+  const std::string mark = "ZOO\t" + name + "\t";
+  const size_t at = out.find(mark);
+  if (at == std::string::npos) return {};
+  const size_t end = out.find('\n', at);
+  std::vector<std::string> f;
+  std::istringstream fs(out.substr(at, end == std::string::npos ? std::string::npos : end - at));
+  std::string x;
+  while (std::getline(fs, x, '\t')) f.push_back(x);
+  return f;
 }
 
 class BugZoo : public ::testing::TestWithParam<std::string> {};
