@@ -504,6 +504,7 @@ TEST(StreamCopyArgs, RejectsEachBadArgument) {
 // once and launched with launch_copy copies as stream_copy_1d does, and a 2-D copy made ready
 // holds the plan copy_plan::copy_2d makes.
 TEST(StreamCopyPlan, ThePlanIsWhatTheLaunchersLaunch) {
+  HOPPER_REQUIRE_SM90();
   const size_t bytes = (size_t(3) << 20) + 1040 + 7;
   std::mt19937_64 rng(hopper_test::fresh_seed());
   const std::vector<uint8_t> src = random_bytes(bytes, rng);
