@@ -32,10 +32,13 @@
 //    intermediate precision of the sum unspecified.
 //  * the accumulator fragment ("Matrix Fragments for wgmma .m64nNk16"): thread t of the warpgroup,
 //    warp w = t/32, lane l, holds d[i] at row 16w + l/4 + 8((i/2)%2), col 8(i/4) + 2(l%4) + i%2.
-//  * A in registers (the form "d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b"): each
-//    thread gives four .b32 registers, eight bf16 a[e/2] >> 16(e%2) for e in 0..7, element e at the
-//    place of d[e] above (row 16w + l/4 + 8((e/2)%2), k 8(e/4) + 2(l%4) + e%2); the 128 threads'
-//    fragments are A, read when the last thread arrives. No imm-trans-a: A in registers is K-major.
+//  * A in registers (the form "d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b" of
+//    wgmma.mma_async, which has no imm-trans-a; PTX ISA "Register Fragments", "Matrix Fragments
+//    for wgmma.mma_async.m64nNk16": multiplicand A of .bf16 is four .b32 registers of two
+//    elements each, a0..a7, low to high): element e of thread t is at the place of d[e] above
+//    (row 16w + l/4 + 8((e/2)%2), k 8(e/4) + 2(l%4) + e%2), as the ISA's figure of the A fragment
+//    draws it and tests/gpu/conformance_wgmma.cu confirms on the H200; the 128 threads' fragments
+//    are A, read when the last thread arrives.
 //  * wgmma.fence must come before the first mma_async of the warpgroup (else undefined
 //    behaviour). commit_group closes the mma_async issued since the last commit into a group
 //    (possibly empty); wait_group N retires all but the N most recent groups.
