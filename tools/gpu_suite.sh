@@ -199,6 +199,9 @@ else
     python3 "$root/python/bench/bench_ops.py" "$results/bench_torch.json" >"$logs/torch_bench.log" 2>&1 ||
       say "TORCH bench: FAILED (rc $?, logs/torch_bench.log)"
     grep -E "^(RATIO|HOST)" "$logs/torch_bench.log" | while read -r l; do say "$l"; done
+    python3 "$root/python/bench/bench_attention.py" "$results/bench_attention.json" >"$logs/attention_bench.log" 2>&1 ||
+      say "ATTENTION bench: FAILED (rc $?, logs/attention_bench.log)"
+    grep -E "^RATIO" "$logs/attention_bench.log" | while read -r l; do say "$l"; done
   else
     say "TORCH: the package did not build (logs/torch_build.log): $(grep -m1 -iE "error" "$logs/torch_build.log")"
   fi

@@ -351,9 +351,13 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
   __device__ __forceinline__ void barrier_cluster_arrive_aligned() const { ptx::barrier_cluster_arrive_aligned(); }
   __device__ __forceinline__ void barrier_cluster_wait_aligned() const { ptx::barrier_cluster_wait_aligned(); }
   // elect.sync _|p, 0xffffffff: true in one lane of the (converged) warp.
-  // shfl.sync.idx.b32 / vote.sync.ballot.b32 over the full warp (__shfl_sync, __ballot_sync)
+  // shfl.sync.idx.b32 / shfl.sync.bfly.b32 / vote.sync.ballot.b32 over the full warp
+  // (__shfl_sync, __shfl_xor_sync, __ballot_sync)
   __device__ __forceinline__ uint32_t shfl_sync(uint32_t v, uint32_t src_lane) const {
     return __shfl_sync(0xffffffffu, v, int(src_lane));
+  }
+  __device__ __forceinline__ uint32_t shfl_xor_sync(uint32_t v, uint32_t lane_mask) const {
+    return __shfl_xor_sync(0xffffffffu, v, int(lane_mask));
   }
   __device__ __forceinline__ uint32_t ballot_sync(bool p) const { return __ballot_sync(0xffffffffu, p); }
   __device__ __forceinline__ bool elect_one() const {
@@ -361,6 +365,10 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
     asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(pred));
     return pred != 0;
   }
+
+  // ---- faults -------------------------------------------------------------------------------
+  // A kernel's own planted fault (the model's run_options::faults, kernel_hook): never on the GPU.
+  __device__ __forceinline__ constexpr bool planted(const char*) const { return false; }
 
   // ---- other --------------------------------------------------------------------------------
   template <uint32_t N>

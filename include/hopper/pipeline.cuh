@@ -72,6 +72,10 @@ struct pipeline_params {
   uint32_t cluster_size = 1;  // CTAs in the cluster (1: no cluster)
   bool multicast = false;     // every CTA's stage is filled by every CTA's producer (multicast)
   release_by releaser = release_by::automatic;
+  // The names the model's reports give the ring's barriers ("full[s]", "empty[s]"): a kernel
+  // with two rings names them apart.
+  const char* full_name = "full";
+  const char* empty_name = "empty";
 };
 
 // Whether `r` is one of release_by's enumerators (a value cast from an integer may not be).
@@ -186,8 +190,8 @@ class pipeline {
 #endif
     if (be.thread() == 0) {
       for (int s = 0; s < Stages; ++s) {
-        be.mbarrier_init(st.full[s], 1u, "full", uint32_t(s));
-        be.mbarrier_init(st.empty[s], empty_arrivals(p), "empty", uint32_t(s));
+        be.mbarrier_init(st.full[s], 1u, p.full_name, uint32_t(s));
+        be.mbarrier_init(st.empty[s], empty_arrivals(p), p.empty_name, uint32_t(s));
       }
       // The inits are generic-proxy writes; the copy engine (async proxy) and peer CTAs signal
       // these barriers, so the initialising thread publishes them to both.

@@ -14,6 +14,7 @@
 #include "ptx/fence.cuh"
 #include "ptx/griddepcontrol.cuh"
 #include "ptx/ld_st.cuh"
+#include "ptx/math.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/named_barrier.cuh"
 #include "ptx/qualifiers.hpp"

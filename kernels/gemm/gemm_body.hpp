@@ -19,27 +19,19 @@
 // each from its first warp, .relaxed since wgmma.wait_group has retired the reads.
 #pragma once
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "hopper/hd.hpp"
+#include "hopper/numerics.hpp"
 #include "hopper/pipeline.cuh"
 #include "hopper/ptx/wgmma_desc.hpp"
 #include "hopper/swizzle.hpp"
+#include "hopper/target_types.hpp"
 #include "kernels/gemm/gemm_tiles.hpp"
 #include "kernels/gemm/gemm_traits.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 
-#if defined(__CUDACC__)
-#include <cuda_bf16.h>
-#endif
-
 namespace hopper::gemm {
-
-template <class Tg, class E>
-using gmem_of = typename Tg::template gmem_t<E>;
-template <class Tg, class E>
-using smem_of = typename Tg::template smem_t<E>;
 
 // The kernel's named barriers (the ids of bar.sync / bar.arrive; 0 is __syncthreads'), listed in
 // one place so that two uses cannot share an id: each consumer warpgroup w has a fixup barrier
@@ -88,22 +80,6 @@ struct body_smem {
 };
 
 namespace detail {
-
-// Two fp32 values as one bf16x2 word, round to nearest even (the lower column in the low half).
-HOPPER_HD uint32_t pack_bf16x2(float lo, float hi) {
-#if defined(__CUDA_ARCH__)
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-#else
-  auto rne = [](float f) {
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return uint32_t((b >> 16) | 0x40u);
-    return (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
-  };
-  return rne(lo) | rne(hi) << 16;
-#endif
-}
 
 // Two adjacent accumulators converted to the output type and stored as one 4- or 8-byte word.
 HOPPER_EXEC_CHECK_OFF

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
+#include "hopper/numerics.hpp"
 #include "hopper/pipeline.cuh"
 #include "kernels/gemm/gemm_body.hpp"
 #include "kernels/gemm/gemm_plan.hpp"
@@ -18,19 +19,6 @@
 namespace hopper::gemm::on_model {
 
 namespace hm = hopper::model;
-
-// bf16 bits of x, rounded to nearest even.
-inline uint16_t to_bf16(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  return uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-}
-inline float from_bf16(uint16_t h) {
-  const uint32_t b = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
 
 struct operands {
   std::vector<uint16_t> a, b;  // as stored: A M x K (K-major) or K x M, B N x K or K x N
@@ -108,7 +96,7 @@ outcome run(const problem& p, const config& cf, int resident, const operands& o,
       if (out == 2) {
         uint16_t h;
         std::memcpy(&h, row + n * 2, 2);
-        v = from_bf16(h);
+        v = hopper::bf16_value(h);
       } else {
         std::memcpy(&v, row + n * 4, 4);
       }

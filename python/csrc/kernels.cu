@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/attention/attention.cuh"
 #include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
 #include "launch.hpp"
@@ -105,6 +106,17 @@ void gemm_run(const gemm_args& g, void* workspace, cudaStream_t stream) {
 size_t gemm_cached_plans() {
   std::lock_guard<std::mutex> lock(cache_mutex);
   return cache.size();
+}
+
+void attention_run(const attention_args& a, cudaStream_t stream) {
+  hopper::attention::problem p;
+  p.batch = a.batch, p.heads = a.heads, p.kv_heads = a.kv_heads, p.seq_q = a.seq_q, p.seq_k = a.seq_k;
+  p.head_dim = a.head_dim, p.causal = a.causal, p.scale = float(a.scale);
+  const auto layout = [](const int64_t(&s)[3]) { return hopper::attention::tensor_layout{s[0], s[1], s[2]}; };
+  p.q = layout(a.q_stride), p.k = layout(a.k_stride), p.v = layout(a.v_stride), p.o = layout(a.o_stride);
+  check(cudaSetDevice(a.device), "cudaSetDevice");
+  const hopper::attention::plan plan(p, a.Q, a.K, a.V, a.O, a.lse);
+  check(plan.run(stream), "hopper.attention launch");
 }
 
 void copy_run(void* dst, const void* src, uint64_t bytes, cudaStream_t stream) {

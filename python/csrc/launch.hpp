@@ -35,6 +35,22 @@ void gemm_run(const gemm_args& g, void* workspace, cudaStream_t stream);
 // Plans made so far (for tests of the cache).
 size_t gemm_cached_plans();
 
+// O = softmax(scale Q K^T + mask) V for (batch, seq, heads, head_dim) tensors with their strides in
+// elements (the head dimension contiguous); lse (may be null): [batch][heads][seq_q] fp32.
+struct attention_args {
+  int device = 0;
+  int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0, head_dim = 0;
+  bool causal = false;
+  double scale = 0;                                                                // 0: 1 / sqrt(head_dim)
+  int64_t q_stride[3] = {}, k_stride[3] = {}, v_stride[3] = {}, o_stride[3] = {};  // batch, seq, head
+  const void* Q = nullptr;
+  const void* K = nullptr;
+  const void* V = nullptr;
+  void* O = nullptr;
+  float* lse = nullptr;
+};
+void attention_run(const attention_args& a, cudaStream_t stream);
+
 void copy_run(void* dst, const void* src, uint64_t bytes, cudaStream_t stream);
 void axpb_run(void* y, const void* x, uint64_t n, float a, float b, cudaStream_t stream);
 

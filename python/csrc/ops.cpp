@@ -12,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "launch.hpp"
 
@@ -41,6 +43,18 @@ void library_call(F&& f) {
     TORCH_CHECK_VALUE(false, e.what());
   } catch (const std::runtime_error& e) {
     TORCH_CHECK(false, e.what());
+  }
+}
+
+// A tensor the operator allocates (an output, the workspace), from the caching allocator; where
+// the device cannot hold it, the out-of-memory error says which operator and what it needed.
+at::Tensor allocate(const char* op, const char* what, at::IntArrayRef sizes, const at::TensorOptions& options) {
+  try {
+    return at::empty(sizes, options);
+  } catch (const c10::OutOfMemoryError& e) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, op, ": ", what, " of shape ", list_str(sizes), " (",
+                     c10::elementSize(c10::typeMetaToScalarType(options.dtype())), "-byte elements) does not fit: ",
+                     e.what_without_backtrace());
   }
 }
 
@@ -78,7 +92,7 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   const int64_t dim_limit = (int64_t(1) << 31) - 1;
   TORCH_CHECK_VALUE(M <= dim_limit && N <= dim_limit && K <= dim_limit, op, ": a is ", M, " x ", K,
                     " and b gives N = ", N, ": the kernel takes at most 2^31-1 along each of M, N and K");
-  at::Tensor c = at::empty({M, N}, a.options().dtype(out));
+  at::Tensor c = allocate(op, "the output", {M, N}, a.options().dtype(out));
   if (M == 0 || N == 0) return c;
   if (K == 0) return c.zero_();
   hopper_torch::gemm_args g;
@@ -111,7 +125,7 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, std::optional<at::Scal
   library_call([&] { need = hopper_torch::gemm_prepare(g); });
   at::Tensor ws;  // from the caching allocator, freed in stream order after the kernel
   if (need.bytes > 0) {
-    ws = at::empty({int64_t(need.bytes)}, a.options().dtype(at::kByte));
+    ws = allocate(op, "the split-K workspace", {int64_t(need.bytes)}, a.options().dtype(at::kByte));
     const cudaError_t e = cudaMemsetAsync(static_cast<char*>(ws.data_ptr()) + need.counters_offset, 0,
                                           need.bytes - need.counters_offset, stream);
     TORCH_CHECK(e == cudaSuccess, op, ": cudaMemsetAsync of the workspace counters: ", cudaGetErrorString(e));
@@ -157,6 +171,48 @@ at::Tensor axpb(const at::Tensor& x, double a, double b) {
   return y;
 }
 
+// q (batch, seq_q, heads, head_dim), k and v (batch, seq_k, kv_heads, head_dim), bf16, the head
+// dimension contiguous: out like q (contiguous) and the row log-sum-exp (batch, heads, seq_q) fp32.
+std::tuple<at::Tensor, at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                                             std::optional<double> scale, bool return_lse) {
+  const char* op = "hopper.attention";
+  const std::pair<const char*, const at::Tensor*> args[] = {{"q", &q}, {"k", &k}, {"v", &v}};
+  for (const auto& [name, t] : args) {
+    check_cuda_sm90(op, name, *t);
+    TORCH_CHECK_VALUE(t->device() == q.device(), op, ": q is on ", q.device(), " but ", name, " on ", t->device());
+    TORCH_CHECK_TYPE(t->scalar_type() == at::kBFloat16, op, ": ", name, " must be bfloat16, got ", t->scalar_type());
+    TORCH_CHECK_VALUE(t->dim() == 4, op, ": ", name, " must be 4-D (batch, seq, heads, head_dim), got ", t->dim(),
+                      "-D");
+    TORCH_CHECK_VALUE(t->stride(3) == 1 || t->size(3) == 1, op, ": ", name, " has shape ", shape_str(*t),
+                      ": its head dimension must be contiguous (stride 1)");
+  }
+  TORCH_CHECK_VALUE(k.sizes() == v.sizes(), op, ": k has shape ", list_str(k.sizes()), " but v ", list_str(v.sizes()));
+  TORCH_CHECK_VALUE(k.size(0) == q.size(0), op, ": q has batch ", q.size(0), " but k ", k.size(0));
+  TORCH_CHECK_VALUE(k.size(3) == q.size(3), op, ": q has head_dim ", q.size(3), " but k ", k.size(3));
+  TORCH_CHECK_VALUE(k.size(2) > 0 && q.size(2) % k.size(2) == 0, op, ": k's ", k.size(2), " heads do not divide q's ",
+                    q.size(2));
+  if (scale) TORCH_CHECK_VALUE(*scale > 0, op, ": scale must be positive, got ", *scale);
+  at::Tensor out = allocate(op, "the output", q.sizes(), q.options());
+  at::Tensor lse = allocate(op, "the log-sum-exp", {q.size(0), q.size(2), q.size(1)}, q.options().dtype(at::kFloat));
+  if (q.numel() == 0) return {out, lse};
+  TORCH_CHECK_VALUE(k.size(1) > 0, op, ": k and v have seq_k = 0 and q does not (softmax over no keys)");
+  hopper_torch::attention_args a;
+  a.device = q.get_device();
+  a.batch = q.size(0), a.seq_q = q.size(1), a.heads = q.size(2), a.head_dim = q.size(3);
+  a.seq_k = k.size(1), a.kv_heads = k.size(2);
+  a.causal = causal;
+  a.scale = scale.value_or(0.0);
+  const auto strides = [](const at::Tensor& t, int64_t(&s)[3]) {
+    s[0] = t.stride(0), s[1] = t.stride(1), s[2] = t.stride(2);
+  };
+  strides(q, a.q_stride), strides(k, a.k_stride), strides(v, a.v_stride), strides(out, a.o_stride);
+  a.Q = q.data_ptr(), a.K = k.data_ptr(), a.V = v.data_ptr(), a.O = out.data_ptr();
+  a.lse = return_lse ? lse.data_ptr<float>() : nullptr;
+  const c10::cuda::CUDAGuard guard(q.device());
+  library_call([&] { hopper_torch::attention_run(a, at::cuda::getCurrentCUDAStream()); });
+  return {out, lse};
+}
+
 int64_t cached_plans() { return int64_t(hopper_torch::gemm_cached_plans()); }
 
 }  // namespace
@@ -165,6 +221,9 @@ TORCH_LIBRARY(hopper, m) {
   m.def("gemm(Tensor a, Tensor b, ScalarType? out_dtype=None, bool b_nk=True) -> Tensor");
   m.def("copy_(Tensor(a!) dst, Tensor src) -> ()");
   m.def("axpb(Tensor x, float a, float b) -> Tensor");
+  m.def(
+      "attention(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, bool return_lse=False) -> "
+      "(Tensor, Tensor)");
   m.def("cached_plans() -> int", &cached_plans);
 }
 
@@ -172,6 +231,7 @@ TORCH_LIBRARY_IMPL(hopper, CUDA, m) {
   m.impl("gemm", &gemm);
   m.impl("copy_", &copy_);
   m.impl("axpb", &axpb);
+  m.impl("attention", &attention);
 }
 
 // Tensors on the CPU reach the same functions, whose first check names the argument that is not
@@ -180,6 +240,7 @@ TORCH_LIBRARY_IMPL(hopper, CPU, m) {
   m.impl("gemm", &gemm);
   m.impl("copy_", &copy_);
   m.impl("axpb", &axpb);
+  m.impl("attention", &attention);
 }
 
 // The Python module hopper._C: importing it registers the operators above.

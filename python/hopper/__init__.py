@@ -5,6 +5,8 @@
     c = hopper.gemm(a, b, b_layout="kn")   # b: K x N, c = a @ b
     hopper.copy_(dst, src)                 # contiguous, same dtype and shape
     y = hopper.axpb(x, 2.0, 1.0)           # y = 2x + 1, bf16
+    o = hopper.attention(q, k, v, causal=True)          # q: (batch, seq, heads, head_dim) bf16
+    o, lse = hopper.attention(q, k, v, return_lse=True)
 
 Every operator runs on the current CUDA stream; the GEMM takes its split-K workspace from
 PyTorch's caching allocator and caches its plans by shape, layout and alignment. Each has a fake
@@ -14,7 +16,7 @@ import torch
 
 from . import _C  # noqa: F401  (registers torch.ops.hopper)
 
-__all__ = ["gemm", "copy_", "axpb"]
+__all__ = ["gemm", "copy_", "axpb", "attention"]
 
 
 def gemm(a, b, out_dtype=None, *, b_layout="nk"):
@@ -35,6 +37,18 @@ def copy_(dst, src):
 def axpb(x, a, b):
     """y = a * x + b for a contiguous bf16 CUDA tensor x, computed in fp32, rounded to bf16."""
     return torch.ops.hopper.axpb(x, float(a), float(b))
+
+
+def attention(q, k, v, causal=False, scale=None, return_lse=False):
+    """softmax(scale q k^T + mask) v for q (batch, seq_q, heads, head_dim) and k, v (batch, seq_k,
+    kv_heads, head_dim), bf16, head_dim 64, 128 or 256 and contiguous; kv_heads divides heads (Q
+    head h reads K/V head h // (heads // kv_heads)). causal: row i sees keys 0..i (as
+    scaled_dot_product_attention's is_causal). scale: None for 1/sqrt(head_dim). Returns out (like
+    q), and with return_lse the row log-sum-exp (batch, heads, seq_q), fp32. The layout is
+    FlashAttention's; F.scaled_dot_product_attention takes q.transpose(1, 2)."""
+    out, lse = torch.ops.hopper.attention(q, k, v, bool(causal), None if scale is None else float(scale),
+                                          bool(return_lse))
+    return (out, lse) if return_lse else out
 
 
 # ---- fake (meta) implementations: shapes and dtypes while tracing, with the eager checks' errors --
@@ -58,6 +72,20 @@ def _gemm_shape_check(a, b, out_dtype, b_nk):
 def _gemm_fake(a, b, out_dtype=None, b_nk=True):
     n = _gemm_shape_check(a, b, out_dtype, b_nk)
     return a.new_empty((a.shape[0], n), dtype=out_dtype if out_dtype is not None else torch.bfloat16)
+
+
+@torch.library.register_fake("hopper::attention")
+def _attention_fake(q, k, v, causal=False, scale=None, return_lse=False):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        torch._check_type(t.dtype == torch.bfloat16, lambda: f"hopper.attention: {name} must be bfloat16, got {t.dtype}")
+        torch._check_value(t.dim() == 4, lambda: f"hopper.attention: {name} must be 4-D (batch, seq, heads, head_dim)")
+    torch._check_value(k.shape == v.shape, lambda: f"hopper.attention: k has shape {list(k.shape)} but v {list(v.shape)}")
+    torch._check_value(q.shape[3] == k.shape[3],
+                       lambda: f"hopper.attention: q has head_dim {q.shape[3]} but k {k.shape[3]}")
+    torch._check_value(q.shape[2] % k.shape[2] == 0,
+                       lambda: f"hopper.attention: k's {k.shape[2]} heads do not divide q's {q.shape[2]}")
+    return (torch.empty_like(q, memory_format=torch.contiguous_format),
+            q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32))
 
 
 @torch.library.register_fake("hopper::copy_")

@@ -338,3 +338,10 @@ def test_plan_cache_is_bounded(gen):
     w = randn((8, 64), gen)  # the first shape again: evicted long ago, planned afresh, still right
     check_gemm(hopper.gemm(a, w), a, w, 64)
     assert torch.ops.hopper.cached_plans() == 256
+
+
+def test_output_too_large_names_the_operator(gen):
+    a = randn((1 << 20, 8), gen)  # 16 MiB each; a @ b.T would be 2 TiB
+    b = randn((1 << 20, 8), gen)
+    with pytest.raises(torch.OutOfMemoryError, match=r"^hopper\.gemm: the output of shape \[1048576, 1048576\]"):
+        hopper.gemm(a, b)

@@ -12,11 +12,9 @@
 namespace gemm_model {
 
 using namespace hopper::model;
-using hopper::gemm::on_model::from_bf16;
 using hopper::gemm::on_model::operands;
 using hopper::gemm::on_model::outcome;
 using hopper::gemm::on_model::run;
-using hopper::gemm::on_model::to_bf16;
 namespace hg = hopper::gemm;
 
 inline operands random_operands(const hg::problem& p, uint64_t seed) {
@@ -25,16 +23,16 @@ inline operands random_operands(const hg::problem& p, uint64_t seed) {
   operands o;
   o.a.resize(size_t(p.M * p.K));
   o.b.resize(size_t(p.N * p.K));
-  for (auto& x : o.a) x = to_bf16(nd(g));
-  for (auto& x : o.b) x = to_bf16(nd(g));
+  for (auto& x : o.a) x = hopper::bf16_bits(nd(g));
+  for (auto& x : o.b) x = hopper::bf16_bits(nd(g));
   return o;
 }
 
 inline float a_at(const hg::problem& p, const operands& o, int64_t m, int64_t k) {
-  return from_bf16(o.a[size_t(p.a_major == hg::major::k ? m * p.K + k : k * p.M + m)]);
+  return hopper::bf16_value(o.a[size_t(p.a_major == hg::major::k ? m * p.K + k : k * p.M + m)]);
 }
 inline float b_at(const hg::problem& p, const operands& o, int64_t n, int64_t k) {
-  return from_bf16(o.b[size_t(p.b_major == hg::major::k ? n * p.K + k : k * p.N + n)]);
+  return hopper::bf16_value(o.b[size_t(p.b_major == hg::major::k ? n * p.K + k : k * p.N + n)]);
 }
 
 // Elements of C outside tolerance of a double-precision reference (relative to the sum of the

@@ -51,6 +51,7 @@
 
 #include "hopper/model/clock.hpp"
 #include "hopper/model/error.hpp"
+#include "hopper/model/fault.hpp"
 #include "hopper/model/source_location.hpp"
 
 namespace hopper::model {
@@ -114,6 +115,8 @@ struct run_options {
   uint32_t max_threads = 16384;
   // explore_por: who picks the steps of a world made with these options (null: the seed does).
   step_chooser* chooser = nullptr;
+  // Bugs to plant in the kernel as it runs (fault.hpp); none by default.
+  std::vector<fault> faults = {};
 };
 
 // Throws model_error(api_misuse) naming a run_options field outside what the model can run.

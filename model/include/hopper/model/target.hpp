@@ -406,17 +406,29 @@ class target {
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   uint64_t mbarrier_arrive(barrier_type& b, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return token(bar(b, "mbarrier.arrive").arrive(1, arrive_sem<S>()));
+    barrier& x = bar(b, "mbarrier.arrive");
+    if (faulted(fault_kind::arrive_dropped, x.name())) {
+      w().yield();
+      return 0;
+    }
+    return token(x.arrive(1, arrive_sem<S>()));
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   uint64_t mbarrier_arrive_expect_tx(barrier_type& b, uint32_t bytes, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return token(bar(b, "mbarrier.arrive.expect_tx").arrive_expect_tx(bytes, arrive_sem<S>()));
+    barrier& x = bar(b, "mbarrier.arrive.expect_tx");
+    if (faulted(fault_kind::expect_tx_short, x.name()) && bytes >= 16) bytes -= 16;
+    return token(x.arrive_expect_tx(bytes, arrive_sem<S>()));
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   uint64_t mbarrier_arrive(barrier_type& b, uint32_t count, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return token(bar(b, "mbarrier.arrive").arrive(count, arrive_sem<S>()));
+    barrier& x = bar(b, "mbarrier.arrive");
+    if (faulted(fault_kind::arrive_dropped, x.name())) {
+      w().yield();
+      return 0;
+    }
+    return token(x.arrive(count, arrive_sem<S>()));
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   uint64_t mbarrier_arrive_drop(barrier_type& b, src_loc loc = src_loc::current()) const {
@@ -482,23 +494,27 @@ class target {
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   bool mbarrier_try_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return bar(b, "mbarrier.try_wait.parity").try_wait(p, wait_sem<S>());
+    barrier& x = bar(b, "mbarrier.try_wait.parity");
+    return x.try_wait(p ^ uint32_t(faulted(fault_kind::parity_flipped, x.name())), wait_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   bool mbarrier_test_wait_parity(barrier_type& b, uint32_t p, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return bar(b, "mbarrier.test_wait.parity").test_wait(p, wait_sem<S>());
+    barrier& x = bar(b, "mbarrier.test_wait.parity");
+    return x.test_wait(p ^ uint32_t(faulted(fault_kind::parity_flipped, x.name())), wait_sem<S>());
   }
   template <ptx::sem S = ptx::sem::acquire, ptx::scope SC = ptx::scope::cta>
   void mbarrier_wait(barrier_type& b, parity p, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    bar(b, "mbarrier.try_wait.parity").wait(p.value(), wait_sem<S>());
+    barrier& x = bar(b, "mbarrier.try_wait.parity");
+    x.wait(p.value() ^ uint32_t(faulted(fault_kind::parity_flipped, x.name())), wait_sem<S>());
   }
 
   // ---- fences -------------------------------------------------------------------------------
   // The model's fence.proxy.async covers every state space.
   void fence_proxy_async(src_loc loc = src_loc::current()) const {
     w().at(loc);
+    if (faulted(fault_kind::proxy_fence_dropped, "fence.proxy.async")) return w().yield();
     w().fence_proxy_async();
   }
   void fence_proxy_async_shared_cta(src_loc loc = src_loc::current()) const { fence_proxy_async(loc); }
@@ -663,6 +679,7 @@ class target {
   }
   void bar_arrive(uint32_t id, uint32_t count, src_loc loc = src_loc::current()) const {
     w().at(loc);
+    if (faulted(fault_kind::bar_arrive_dropped, "bar " + std::to_string(id))) return w().yield();
     (void)l_->bar(cta_, check_bar(id, count), count).arrive();
   }
   void barrier_cluster_arrive_aligned(src_loc loc = src_loc::current()) {
@@ -679,10 +696,15 @@ class target {
     syncwarp(loc);
     return lane() == 0;
   }
-  // __shfl_sync(0xffffffff, v, src) and __ballot_sync(0xffffffff, p), through the warp's slots.
+  // __shfl_sync(0xffffffff, v, src), __shfl_xor_sync(0xffffffff, v, mask) and
+  // __ballot_sync(0xffffffff, p), through the warp's slots.
   uint32_t shfl_sync(uint32_t v, uint32_t src_lane, src_loc loc = src_loc::current()) const {
     w().at(loc);
     return uint32_t(exchange(v, loc)[src_lane % 32u]);
+  }
+  uint32_t shfl_xor_sync(uint32_t v, uint32_t lane_mask, src_loc loc = src_loc::current()) const {
+    w().at(loc);
+    return uint32_t(exchange(v, loc)[(lane() ^ lane_mask) % 32u]);
   }
   uint32_t ballot_sync(bool p, src_loc loc = src_loc::current()) const {
     w().at(loc);
@@ -691,6 +713,11 @@ class target {
     for (uint32_t i = 0; i < all.size(); ++i) m |= uint32_t(all[i] != 0) << i;
     return m;
   }
+
+  // ---- faults (fault.hpp) -------------------------------------------------------------------
+  // Whether the run plants the kernel's own fault `hook` (run_options::faults, kernel_hook): the
+  // device target's answer is constant false.
+  bool planted(const char* hook) const { return faulted(fault_kind::kernel_hook, hook); }
 
   // ---- other --------------------------------------------------------------------------------
   template <uint32_t N>
@@ -762,7 +789,8 @@ class target {
   void wgmma_wait_group(src_loc loc = src_loc::current()) const {
     w().at(loc);
     static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
-    tensor_cores().wait_group(w(), tid_ % 128u, unsigned(N));
+    const bool short_wait = N < 7 && faulted(fault_kind::wgmma_wait_short, "wgmma.wait_group");
+    tensor_cores().wait_group(w(), tid_ % 128u, unsigned(N) + unsigned(short_wait));
   }
   // The register hazard is not modelled (the model writes d, and reads an A fragment, at issue):
   // nothing to do.
@@ -837,6 +865,10 @@ class target {
   // The acting task and the call site of its operation (the caller of the target member).
   std::string who() const { return w().where_at(w().current()); }
 
+  bool faulted(fault_kind k, const std::string& name) const {
+    const auto& f = w().options().faults;
+    return !f.empty() && model::planted(f, k, name);
+  }
   barrier& bar(barrier_type& b, const char* op) const {
     w().touch(scheduler::setup_object(int(cta_)), access::read);  // b.b is set by the first init
     if (!b.b)

@@ -1,0 +1,110 @@
+// Host side of attention forward: validate the problem and the pointers (std::invalid_argument
+// naming the bad value), make the launch plan (attention_plan.hpp; the model runner makes the
+// same), encode the four tensor maps once, and launch one CTA per 128-row tile of Q per head.
+//
+//   hopper::attention::plan a(problem, q, k, v, o, lse);   // lse may be null
+//   a.run(stream);                                         // any number of times
+//   a.bind(q2, k2, v2, o2, lse2);                          // other buffers, same problem
+#pragma once
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "hopper/tensor_map.hpp"
+#include "kernels/attention/attention_kernel.cuh"
+#include "kernels/attention/attention_plan.hpp"
+
+namespace hopper::attention {
+
+namespace detail {
+
+inline void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("hopper::attention: ") + what + ": " + cudaGetErrorString(e));
+}
+
+inline hopper::tensor_map encode(const map_spec& s, const void* base) {
+  auto m = tensor_map::tiled(element::bf16, base);
+  m.dims({s.dims[0], s.dims[1], s.dims[2], s.dims[3]})
+      .strides({s.strides[0], s.strides[1], s.strides[2]})
+      .box({s.box[0], s.box[1], s.box[2], s.box[3]})
+      .swizzle(gemm::tile_swizzle)
+      .l2_promotion(l2_promotion::b256);
+  return m.build();
+}
+
+// f(attention_traits<D>{}) for the problem's head dimension (validated: one shape_of knows).
+template <class F>
+auto visit_head_dim(int d, F&& f) {
+  if (d == 64) return f(attention_traits<64>{});
+  if (d == 128) return f(attention_traits<128>{});
+  return f(attention_traits<256>{});
+}
+
+}  // namespace detail
+
+class plan {
+ public:
+  // kv_block other than 0: the K map for an instance of that kv block (run_as, A/B measurements).
+  plan(const problem& p, const void* q, const void* k, const void* v, void* o, float* lse = nullptr, int kv_block = 0)
+      : lp_(make_launch_plan(p, kv_block)) {
+    detail::visit_head_dim(int(p.head_dim), [&](auto tr) {
+      using T = decltype(tr);
+      if (kv_block == 0 && !launches<T>(lp_))
+        throw std::logic_error("hopper::attention::plan: the launch plan does not match its kernel");
+      lp_.smem = T::SMEM;
+      detail::cuda_check(
+          cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
+          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+      return 0;
+    });
+    bind(q, k, v, o, lse);
+  }
+  // Points the plan at other buffers of the same problem: validates them, re-encodes the maps.
+  void bind(const void* q, const void* k, const void* v, void* o, float* lse = nullptr) {
+    validate(lp_.prob, q, k, v, o, lse);
+    q_ = detail::encode(lp_.q, q);
+    k_ = detail::encode(lp_.k, k);
+    v_ = detail::encode(lp_.v, v);
+    o_ = detail::encode(lp_.o, o);
+    kp_ = params_of<hopper::basic_device_target<false>>(lp_, gmem<float>(lse), lse != nullptr);
+  }
+  // Launches on `stream`; returns the launch error (asynchronous errors appear later).
+  cudaError_t run(cudaStream_t stream = 0) const {
+    return detail::visit_head_dim(int(lp_.prob.head_dim), [&](auto tr) {
+      using T = decltype(tr);
+      attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), lp_.smem, stream>>>(q_, k_, v_, o_, kp_);
+      return cudaGetLastError();
+    });
+  }
+  // The same launch with instance T (its HEAD_DIM the problem's) instead of the one shape_of
+  // names: for A/B measurements of a kernel variant. The K map's box must be T's kv block.
+  template <class T>
+  cudaError_t run_as(cudaStream_t stream = 0) const {
+    if (!launches<T>(lp_))
+      throw std::invalid_argument("hopper::attention::plan::run_as: instance of head_dim " +
+                                  std::to_string(T::HEAD_DIM) + ", block " + std::to_string(T::BN) +
+                                  " is not this plan's");
+    detail::cuda_check(
+        cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
+        "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), T::SMEM, stream>>>(q_, k_, v_, o_, kp_);
+    return cudaGetLastError();
+  }
+  const launch_plan& launch() const { return lp_; }
+  // Floating-point operations of one run: 4 seq_q seq_k head_dim per head (two GEMMs), halved
+  // (about) by the causal mask; the figure FlashAttention and cuDNN report TFLOP/s against.
+  double flops() const {
+    const problem& p = lp_.prob;
+    const double f = 4.0 * double(p.batch) * double(p.heads) * double(p.seq_q) * double(p.seq_k) * double(p.head_dim);
+    return p.causal ? f / 2 : f;
+  }
+
+ private:
+  launch_plan lp_;
+  hopper::tensor_map q_, k_, v_, o_;
+  kernel_params kp_{};
+};
+
+}  // namespace hopper::attention

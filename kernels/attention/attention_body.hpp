@@ -1,0 +1,493 @@
+// Attention forward, O = softmax(scale . Q K^T + mask) V with the row log-sum-exp, bf16 in and
+// out, fp32 accumulation and softmax, written once over a target: kernels/attention/attention.cuh
+// runs it on the GPU with hopper::device_target, attention_on_model.hpp runs the same lines on the
+// model. Plain C++ apart from the target.
+//
+// One CTA = 3 warpgroups (attention_traits.hpp) on one 128-row tile of Q of one (batch, head):
+//   warpgroup 0     producer (produce): one thread loads Q once (its own barrier), then for each
+//                   kv block its K tiles into the K ring and its V tiles into the V ring;
+//   warpgroups 1-2  consumers (consume), 64 rows of Q each: S = Q K^T by wgmma from shared memory,
+//                   the online softmax in registers (running max and sum, exp2 with the scale
+//                   folded in), P packed to bf16 as wgmma's register A operand, O += P V by wgmma;
+//                   the next block's S is issued before this block's P V, so the softmax of one
+//                   block runs while the tensor cores compute the other's products; at the end O
+//                   is normalised, written over the warpgroup's own rows of Q in shared memory and
+//                   stored by TMA, and the log-sum-exp of each row stored to global memory.
+// Masking: kv columns past seq_k, and with `causal` the columns past the row (row i sees keys
+// 0..i, the top-left alignment of torch.nn.functional.scaled_dot_product_attention). Rows past
+// seq_q read the zeros TMA fills in and their stores are clipped.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "hopper/hd.hpp"
+#include "hopper/numerics.hpp"
+#include "hopper/pipeline.cuh"
+#include "hopper/ptx/wgmma_desc.hpp"
+#include "hopper/swizzle.hpp"
+#include "hopper/target_types.hpp"
+#include "kernels/attention/attention_traits.hpp"
+
+namespace hopper::attention {
+
+// Where a tensor map takes the sequence, head and batch coordinates (dims 1..3; dim 0 is the head
+// dimension): the plan orders each map's dimensions by stride, as the copy engine requires.
+struct coord_order {
+  uint8_t seq = 1, head = 2, batch = 3;
+};
+
+// What the body needs at run time besides the four tensor maps. Block b of the grid computes
+// tile (b % q_tiles) of Q (causal: counted from the last, so the longest rows start first) of
+// head (b / q_tiles) % heads of batch b / (q_tiles heads); its K/V head is head / kv_group.
+template <class Tg>
+struct body_params {
+  int heads, kv_group;  // Q heads; Q heads per K/V head
+  int seq_q, seq_k;
+  int q_tiles;  // ceil(seq_q / block_m)
+  bool causal;
+  float scale_log2;  // the softmax scale times log2(e): exp(scale s) = 2^(scale_log2 s)
+  coord_order q, k, v, o;
+  gmem_of<Tg, float> lse;  // [batch][heads][seq_q], natural log; not written when !has_lse
+  bool has_lse;
+};
+
+// The CTA's shared memory as the body sees it.
+template <class T, class Tg>
+struct body_smem {
+  smem_of<Tg, uint8_t> q, k, v;  // Q's tiles, the first K stage, the first V stage
+  pipeline_storage<T::STAGES, typename Tg::barrier_type>& k_ring;
+  pipeline_storage<T::STAGES, typename Tg::barrier_type>& v_ring;
+  typename Tg::barrier_type& q_full;
+};
+
+// The kv blocks tile `m0` reads: every block with a column some row of the tile sees.
+HOPPER_HD constexpr int kv_blocks(int m0, int seq_q, int seq_k, bool causal, int bn) {
+  const int all = (seq_k + bn - 1) / bn;
+  if (!causal) return all;
+  const int last_row = (m0 + block_m < seq_q ? m0 + block_m : seq_q) - 1;
+  const int seen = last_row / bn + 1;  // row i sees columns 0..i
+  return seen < all ? seen : all;
+}
+
+namespace detail {
+
+inline constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+
+HOPPER_HD uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+HOPPER_HD float float_of(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// The maximum and the sum over the four lanes of a quad: the threads that hold one row of a wgmma
+// accumulator (shfl.sync.bfly over lane bits 0 and 1).
+HOPPER_EXEC_CHECK_OFF
+template <class Tg>
+HOPPER_HD float quad_max(const Tg& t, float x) {
+  x = max_f32(x, float_of(t.shfl_xor_sync(bits_of(x), 1u)));
+  return max_f32(x, float_of(t.shfl_xor_sync(bits_of(x), 2u)));
+}
+HOPPER_EXEC_CHECK_OFF
+template <class Tg>
+HOPPER_HD float quad_sum(const Tg& t, float x) {
+  x += float_of(t.shfl_xor_sync(bits_of(x), 1u));
+  return x + float_of(t.shfl_xor_sync(bits_of(x), 2u));
+}
+
+// A tensor copy of one box at (d, seq, head, batch), in the map's own order of dimensions.
+HOPPER_EXEC_CHECK_OFF
+template <class Tg, class D>
+HOPPER_HD void load_box(const Tg& t, D dst, const typename Tg::tensor_map_type& map, typename Tg::barrier_type& bar,
+                        coord_order o, int d, int seq, int head, int batch) {
+  const int c1 = o.seq == 1 ? seq : o.head == 1 ? head : batch;
+  const int c2 = o.seq == 2 ? seq : o.head == 2 ? head : batch;
+  const int c3 = o.seq == 3 ? seq : o.head == 3 ? head : batch;
+  t.cp_async_bulk_tensor_shared_cluster_global(dst, map, bar, d, c1, c2, c3);
+}
+HOPPER_EXEC_CHECK_OFF
+template <class Tg, class S>
+HOPPER_HD void store_box(const Tg& t, const typename Tg::tensor_map_type& map, S src, coord_order o, int d, int seq,
+                         int head, int batch) {
+  const int c1 = o.seq == 1 ? seq : o.head == 1 ? head : batch;
+  const int c2 = o.seq == 2 ? seq : o.head == 2 ? head : batch;
+  const int c3 = o.seq == 3 ? seq : o.head == 3 ? head : batch;
+  t.cp_async_bulk_tensor_global_shared_cta(map, src, d, c1, c2, c3);
+}
+
+// Which tile of Q this CTA computes, for which heads, and how many kv blocks it reads.
+struct tile_place {
+  int m0, head, kv_head, batch, blocks;
+};
+template <class T, class Tg>
+HOPPER_HD tile_place place_of(uint32_t block, const body_params<Tg>& p) {
+  const int b = int(block);
+  int qt = b % p.q_tiles;
+  if (p.causal) qt = p.q_tiles - 1 - qt;
+  const int bh = b / p.q_tiles;
+  tile_place at;
+  at.m0 = qt * T::BM;
+  at.head = bh % p.heads;
+  at.batch = bh / p.heads;
+  at.kv_head = at.head / p.kv_group;
+  at.blocks = kv_blocks(at.m0, p.seq_q, p.seq_k, p.causal, T::BN);
+  return at;
+}
+
+// What every role reads: the target, the two rings, the CTA's shared memory, the four tensor
+// maps, the run-time parameters and the tile.
+template <class T, class Tg, class Pipe>
+struct role_context {
+  Tg& t;
+  Pipe& k_pipe;
+  Pipe& v_pipe;
+  const body_smem<T, Tg>& sm;
+  const typename Tg::tensor_map_type& tma_q;
+  const typename Tg::tensor_map_type& tma_k;
+  const typename Tg::tensor_map_type& tma_v;
+  const typename Tg::tensor_map_type& tma_o;
+  const body_params<Tg>& p;
+  tile_place at;
+};
+
+// ---- the producer -------------------------------------------------------------------------------
+
+// One thread: Q's tiles on Q's barrier, then block by block K's tiles (the box of BN kv rows x 64
+// of d, one per k-block of d) and V's (boxes of 64 of d x 64 kv rows: d/64 per k-block of kv); at
+// the end wait for every stage's release.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
+  Tg& t = c.t;
+  const body_params<Tg>& p = c.p;
+  const tile_place& at = c.at;
+  using q_tiles = typename T::q_tiles;
+  using k_stage = typename T::k_stage;
+  using v_stage = typename T::v_stage;
+  using V_TILE = typename T::V_TILE;
+  (void)t.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(c.sm.q_full,
+                                                                                 uint32_t(sizeof(q_tiles)));
+  HOPPER_PRAGMA_UNROLL
+  for (int kb = 0; kb < T::DK; ++kb)
+    load_box(t, c.sm.q + kb * int(sizeof(typename T::Q_TILE)), c.tma_q, c.sm.q_full, p.q, kb * k_block, at.m0, at.head,
+             at.batch);
+  auto ks = c.k_pipe.producer_start();
+  auto vs = c.v_pipe.producer_start();
+  for (int j = 0; j < at.blocks; ++j, ++ks, ++vs) {
+    const int kv0 = j * T::BN;
+    c.k_pipe.template acquire<k_stage>(ks);
+    const auto kdst = c.sm.k + int(ks.index() * sizeof(k_stage));
+    HOPPER_PRAGMA_UNROLL
+    for (int kb = 0; kb < T::DK; ++kb)
+      load_box(t, kdst + kb * int(sizeof(typename T::K_TILE)), c.tma_k, c.k_pipe.full(ks), p.k, kb * k_block, kv0,
+               at.kv_head, at.batch);
+    c.k_pipe.issued(ks);
+    c.v_pipe.template acquire<v_stage>(vs);
+    const auto vdst = c.sm.v + int(vs.index() * sizeof(v_stage));
+    HOPPER_PRAGMA_UNROLL
+    for (int kb = 0; kb < T::NK; ++kb) HOPPER_PRAGMA_UNROLL
+    for (int db = 0; db < T::DK; ++db)
+      load_box(t, vdst + kb * int(sizeof(V_TILE)) + db * int(V_TILE::mn_box_bytes), c.tma_v, c.v_pipe.full(vs), p.v,
+               db * V_TILE::mn_box_rows, kv0 + kb * k_block, at.kv_head, at.batch);
+    c.v_pipe.issued(vs);
+  }
+  c.k_pipe.drain(ks);
+  c.v_pipe.drain(vs);
+}
+
+// ---- the consumers' pieces ----------------------------------------------------------------------
+
+// S = Q K^T for one kv block: DK x 4 steps of wgmma.m64nBNk16, A (this warpgroup's 64 rows of Q)
+// and B (the stage's K) from shared memory, both K-major. Issued and committed, not waited for.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void issue_qk(Tg& t, float (&s)[T::ACC_S], uint64_t q_desc, uint64_t k_desc) {
+  using Q_TILE = typename T::Q_TILE;
+  using K_TILE = typename T::K_TILE;
+  t.wgmma_fence();
+  HOPPER_PRAGMA_UNROLL
+  for (int kb = 0; kb < T::DK; ++kb) HOPPER_PRAGMA_UNROLL
+  for (int kk = 0; kk < k_block / wgmma_k; ++kk) {
+    const uint64_t da = ptx::wgmma_desc_advance(q_desc, uint32_t(kb * sizeof(Q_TILE)) + kk * Q_TILE::k_step_bytes);
+    const uint64_t db = ptx::wgmma_desc_advance(k_desc, uint32_t(kb * sizeof(K_TILE)) + kk * K_TILE::k_step_bytes);
+    t.template wgmma_m64nNk16_f32_bf16_bf16<T::BN, 1, 1, 0, 0>(s, da, db, kb > 0 || kk > 0);
+  }
+  t.wgmma_commit_group();
+}
+
+// O += P V for one kv block: BN / 16 steps of wgmma.m64nDk16 with A = P from registers (four
+// bf16x2 words per step: the accumulator fragment of S is the A fragment of P) and B the stage's V
+// (MN-major). `accumulate` false on the first block overwrites O. Issued and committed.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void issue_pv(Tg& t, float (&o)[T::ACC_O], const uint32_t (&pw)[T::P_WORDS], uint64_t v_desc,
+                        bool accumulate) {
+  using V_TILE = typename T::V_TILE;
+  t.wgmma_fence();
+  HOPPER_PRAGMA_UNROLL
+  for (int kb = 0; kb < T::NK; ++kb) HOPPER_PRAGMA_UNROLL
+  for (int kk = 0; kk < k_block / wgmma_k; ++kk) {
+    const int step = kb * (k_block / wgmma_k) + kk;
+    const uint32_t a[4] = {pw[4 * step], pw[4 * step + 1], pw[4 * step + 2], pw[4 * step + 3]};
+    const uint64_t db = ptx::wgmma_desc_advance(v_desc, uint32_t(kb * sizeof(V_TILE)) + kk * V_TILE::k_step_bytes);
+    t.template wgmma_m64nNk16_f32_bf16_bf16<T::HEAD_DIM, 1, 1, 1>(o, a, db, accumulate || step > 0);
+  }
+  t.wgmma_commit_group();
+}
+
+// Where this thread's accumulator elements are (PTX ISA, wgmma's D fragment): element i of a
+// m64nN accumulator is row row0 + 8 ((i / 2) % 2) of the warpgroup's 64 and column
+// col0 + 8 (i / 4) + i % 2.
+struct fragment_place {
+  int row0, col0;
+  HOPPER_HD static fragment_place of(int wg_thread) {
+    const int warp = wg_thread / warp_threads, lane = wg_thread % warp_threads;
+    return fragment_place{warp * (wgmma_m / warpgroup_warps) + lane / 4, 2 * (lane % 4)};
+  }
+  HOPPER_HD static constexpr int row(int i) { return 8 * ((i / 2) % 2); }
+  HOPPER_HD static constexpr int col(int i) { return 8 * (i / 4) + i % 2; }
+};
+
+// The running softmax state of this thread's two rows: the maximum so far (in units of
+// scale_log2 s, -inf before any column) and this thread's share of the row sum.
+struct row_state {
+  float m[2] = {detail::neg_inf, detail::neg_inf};
+  float l[2] = {0.0f, 0.0f};
+};
+
+// One kv block of the online softmax on S (in place: S becomes P, unnormalised, in fp32), with
+// the factor `alpha` that rescales what O holds so far. Masked columns (past seq_k; with causal,
+// past the row) count as -inf. `row` and `col` are this thread's first row and kv column.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void online_softmax(const Tg& t, float (&s)[T::ACC_S], row_state& rs, float (&alpha)[2], bool mask, int row,
+                              int col, const body_params<Tg>& p) {
+  if (mask) {
+    // The model's planted fault "causal mask off by one" lets each row see one key too many.
+    const int diagonal = t.planted("causal mask off by one") ? 1 : 0;
+    HOPPER_PRAGMA_UNROLL
+    for (int i = 0; i < T::ACC_S; ++i) {
+      const int c = col + fragment_place::col(i), r = row + fragment_place::row(i);
+      if (c >= p.seq_k || (p.causal && c > r + diagonal)) s[i] = neg_inf;
+    }
+  }
+  HOPPER_PRAGMA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    float mx = neg_inf;
+    HOPPER_PRAGMA_UNROLL
+    for (int i = 2 * h; i < T::ACC_S; i += 4) mx = max_f32(mx, max_f32(s[i], s[i + 1]));
+    const float m_new = max_f32(rs.m[h], quad_max(t, mx) * p.scale_log2);
+    const float m_use = m_new == neg_inf ? 0.0f : m_new;  // a row with no column yet: exp2(-inf) = 0
+    alpha[h] = exp2_ftz(rs.m[h] - m_use);
+    rs.m[h] = m_new;
+    float sum = 0.0f;
+    HOPPER_PRAGMA_UNROLL
+    for (int i = 2 * h; i < T::ACC_S; i += 4) {
+      s[i] = exp2_ftz(s[i] * p.scale_log2 - m_use);
+      s[i + 1] = exp2_ftz(s[i + 1] * p.scale_log2 - m_use);
+      sum += s[i] + s[i + 1];
+    }
+    rs.l[h] = rs.l[h] * alpha[h] + sum;
+  }
+}
+
+// P as bf16x2 words: words 4k..4k+3 are the A fragment of the k-th 16 columns.
+template <class T>
+HOPPER_HD void pack_p(const float (&s)[T::ACC_S], uint32_t (&pw)[T::P_WORDS]) {
+  HOPPER_PRAGMA_UNROLL
+  for (int j = 0; j < T::P_WORDS; ++j) pw[j] = pack_bf16x2(s[2 * j], s[2 * j + 1]);
+}
+
+template <class T>
+HOPPER_HD void rescale(float (&o)[T::ACC_O], const float (&alpha)[2]) {
+  HOPPER_PRAGMA_UNROLL
+  for (int i = 0; i < T::ACC_O; ++i) o[i] *= alpha[(i / 2) % 2];
+}
+
+// The epilogue of one consumer warpgroup: O / l as bf16 over the warpgroup's own 64 rows of Q in
+// shared memory (their last reader, S's wgmma, has retired), the proxy fence, the warpgroup's
+// barrier, and one thread's TMA stores of the DK boxes (clipped at seq_q); the lanes holding a
+// row's first column store its log-sum-exp, (m + log2 l) ln 2.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, int w, int wg_thread, float (&o)[T::ACC_O],
+                       const row_state& rs) {
+  Tg& t = c.t;
+  const body_params<Tg>& p = c.p;
+  using Q_TILE = typename T::Q_TILE;
+  const fragment_place f = fragment_place::of(wg_thread);
+  float inv[2], lse[2];
+  HOPPER_PRAGMA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    const float l = quad_sum(t, rs.l[h]);
+    inv[h] = l > 0.0f ? 1.0f / l : 0.0f;
+    lse[h] = l > 0.0f ? (rs.m[h] + log2_f32(l)) * 0.69314718055994531f : neg_inf;
+  }
+  const auto rows = c.sm.q + int(Q_TILE::slice_bytes(w * wgmma_m));
+  HOPPER_PRAGMA_UNROLL
+  for (int i = 0; i < T::ACC_O; i += 2) {
+    const int r = f.row0 + fragment_place::row(i), col = f.col0 + fragment_place::col(i);
+    const uint32_t at = uint32_t(col / k_block) * uint32_t(sizeof(Q_TILE)) +
+                        swizzle_offset(gemm::tile_swizzle, uint32_t(r) * Q_TILE::row_bytes +
+                                                               uint32_t(col % k_block) * gemm::operand_elem_bytes);
+    const int h = (i / 2) % 2;
+    (rows + int(at)).template as<uint32_t>().store(0, pack_bf16x2(o[i] * inv[h], o[i + 1] * inv[h]));
+  }
+  // The generic writes of O, then the async proxy's reads of them by the TMA store.
+  t.fence_proxy_async_shared_cta();
+  t.bar_sync(barrier_id(attention_barrier::epilogue, w), barrier_threads(attention_barrier::epilogue));
+  const int row0 = c.at.m0 + w * wgmma_m;
+  if (wg_thread == 0) {
+    HOPPER_PRAGMA_UNROLL
+    for (int kb = 0; kb < T::DK; ++kb)
+      store_box(t, c.tma_o, rows + kb * int(sizeof(Q_TILE)), p.o, kb * k_block, row0, c.at.head, c.at.batch);
+    t.cp_async_bulk_commit_group();
+  }
+  if (p.has_lse && f.col0 == 0) {
+    const auto lse_row = p.lse + (size_t(c.at.batch) * size_t(p.heads) + size_t(c.at.head)) * size_t(p.seq_q);
+    HOPPER_PRAGMA_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + f.row0 + 8 * h;
+      if (r < p.seq_q) lse_row.store(size_t(r), lse[h]);
+    }
+  }
+  // The stores must have read shared memory before the CTA (and its memory) goes away.
+  if (wg_thread == 0) t.template cp_async_bulk_wait_group<0>();
+}
+
+// ---- the consumer role --------------------------------------------------------------------------
+
+// Consumer warpgroup w: rows [64w, 64w + 64) of the tile. Block j's S = Q K_j^T is issued, then
+// block j-1's O += P V_(j-1); the softmax of block j runs while that product is computed; once it
+// has retired O is rescaled and the new P packed. Each stage is released (.relaxed: the reads
+// were the tensor cores', retired at wgmma.wait_group) by warp 0 once its product has retired.
+// Ping-pong: each block's issue is a turn; warpgroup w waits for its turn on order + w, and once
+// its products are issued gives the turn to the other warpgroup (arrives on the other's barrier).
+// Warpgroup 1 gives warpgroup 0 its first turn and skips the arrive after its own last one, so
+// that both barriers see as many arrivals as waits and none is pending at exit.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+  Tg& t = c.t;
+  const body_params<Tg>& p = c.p;
+  constexpr auto retired = release_sem::relaxed;
+  const int warp = wg_thread / warp_threads;
+  const fragment_place f = fragment_place::of(wg_thread);
+  const int row = c.at.m0 + w * wgmma_m + f.row0;  // this thread's first row in the sequence
+  // The descriptors of this warpgroup's rows of Q and of the first K and V stages.
+  const uint64_t q_desc = T::Q_TILE::desc(t.smem_addr(c.sm.q) + T::Q_TILE::slice_bytes(w * wgmma_m));
+  const uint64_t k_desc = T::K_TILE::desc(keep_in_register(t.smem_addr(c.sm.k)));
+  const uint64_t v_desc = T::V_TILE::desc(keep_in_register(t.smem_addr(c.sm.v)));
+  const auto k_at = [&](uint32_t stage) {
+    return ptx::wgmma_desc_advance(k_desc, stage * uint32_t(sizeof(typename T::k_stage)));
+  };
+  const auto v_at = [&](uint32_t stage) {
+    return ptx::wgmma_desc_advance(v_desc, stage * uint32_t(sizeof(typename T::v_stage)));
+  };
+  // A block needs the mask if it reaches past seq_k or, causal, past the warpgroup's first row.
+  const int first_row = c.at.m0 + w * wgmma_m;
+  const auto masked = [&](int j) {
+    const int end = (j + 1) * T::BN;
+    return end > p.seq_k || (p.causal && end - 1 > first_row);
+  };
+
+  float s[T::ACC_S], o[T::ACC_O], alpha[2];
+  uint32_t pw[T::P_WORDS];
+  row_state rs;
+  auto ks = c.k_pipe.consumer_start();
+  auto vs = c.v_pipe.consumer_start();
+  t.mbarrier_wait(c.sm.q_full, parity(0u));
+
+  const int turns = c.at.blocks;
+  const auto my_turn = [&] {
+    if constexpr (T::PINGPONG)
+      t.bar_sync(barrier_id(attention_barrier::order, w), barrier_threads(attention_barrier::order));
+  };
+  const auto their_turn = [&](int turn) {
+    if constexpr (T::PINGPONG)
+      if (w == 0 || turn + 1 < turns)
+        t.bar_arrive(barrier_id(attention_barrier::order, 1 - w), barrier_threads(attention_barrier::order));
+  };
+  if constexpr (T::PINGPONG)
+    if (w == 1) t.bar_arrive(barrier_id(attention_barrier::order, 0), barrier_threads(attention_barrier::order));
+
+  c.k_pipe.wait(ks);
+  my_turn();
+  issue_qk<T>(t, s, q_desc, k_at(ks.index()));
+  their_turn(0);
+  t.template wgmma_wait_group<0>();
+  t.wgmma_fence_operand(s);
+  if (warp == 0) c.k_pipe.template release<retired>(ks);
+  ++ks;
+  online_softmax<T>(t, s, rs, alpha, masked(0), row, f.col0, p);
+  pack_p<T>(s, pw);
+  for (int j = 1; j < c.at.blocks; ++j, ++ks, ++vs) {
+    c.k_pipe.wait(ks);
+    c.v_pipe.wait(vs);
+    my_turn();
+    issue_qk<T>(t, s, q_desc, k_at(ks.index()));
+    issue_pv<T>(t, o, pw, v_at(vs.index()), j > 1);
+    their_turn(j);
+    t.template wgmma_wait_group<1>();  // S of block j
+    t.wgmma_fence_operand(s);
+    if (warp == 0) c.k_pipe.template release<retired>(ks);
+    online_softmax<T>(t, s, rs, alpha, masked(j), row, j * T::BN + f.col0, p);
+    t.template wgmma_wait_group<0>();  // O += P V of block j - 1
+    t.wgmma_fence_operand(o);
+    if (warp == 0) c.v_pipe.template release<retired>(vs);
+    rescale<T>(o, alpha);
+    pack_p<T>(s, pw);
+  }
+  c.v_pipe.wait(vs);
+  issue_pv<T>(t, o, pw, v_at(vs.index()), c.at.blocks > 1);
+  t.template wgmma_wait_group<0>();
+  t.wgmma_fence_operand(o);
+  if (warp == 0) c.v_pipe.template release<retired>(vs);
+  store_o(c, w, wg_thread, o, rs);
+}
+
+}  // namespace detail
+
+// The kernel body: every thread of the CTA calls it.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void attention_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::tensor_map_type& tma_q,
+                              const typename Tg::tensor_map_type& tma_k, const typename Tg::tensor_map_type& tma_v,
+                              const typename Tg::tensor_map_type& tma_o, const body_params<Tg>& p) {
+  const int wg = int(t.thread() / uint32_t(warpgroup_threads));
+  const int wg_thread = int(t.thread() % uint32_t(warpgroup_threads));
+  const detail::tile_place at = detail::place_of<T>(t.block(), p);
+  using pipe_t = pipeline<T::STAGES, Tg>;
+  // Each consumer warpgroup releases each stage once, from its first warp.
+  constexpr pipeline_params k_params{uint32_t(consumer_warpgroups), 1u,       false,
+                                     release_by::warp_leader,       "K full", "K empty"};
+  constexpr pipeline_params v_params{uint32_t(consumer_warpgroups), 1u,       false,
+                                     release_by::warp_leader,       "V full", "V empty"};
+  if (t.thread() == 0) {
+    t.prefetch_tensormap(tma_q);
+    t.prefetch_tensormap(tma_k);
+    t.prefetch_tensormap(tma_v);
+    t.prefetch_tensormap(tma_o);
+    // Q's barrier: one arrival (the producer's expect_tx) and Q's bytes. The rings' init below
+    // fences it with theirs (fence.mbarrier_init) and their CTA barrier publishes it.
+    t.mbarrier_init(sm.q_full, 1u, "Q full", 0u);
+  }
+  auto k_pipe = pipe_t::init(sm.k_ring, k_params, t);
+  auto v_pipe = pipe_t::init(sm.v_ring, v_params, t);
+  const detail::role_context<T, Tg, pipe_t> roles{t, k_pipe, v_pipe, sm, tma_q, tma_k, tma_v, tma_o, p, at};
+  if (wg == 0) {
+    t.template setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (wg_thread == 0) detail::produce(roles);
+    t.syncwarp();
+  } else {
+    t.template setmaxnreg_inc<T::CONSUMER_REGS>();
+    detail::consume(roles, wg - 1, wg_thread);
+  }
+}
+
+}  // namespace hopper::attention

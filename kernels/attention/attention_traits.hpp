@@ -1,0 +1,120 @@
+// The attention kernel's compile-time shape, per head dimension: the CTA's roles, the tiles of Q,
+// K and V (the GEMM's operand tiles: each owns its bytes, TMA box, k-step and wgmma descriptor),
+// the two rings' stages, the registers and the shared-memory layout, in one place. Plain C++: the
+// body (attention_body.hpp), the launch plan and the model runner read the same facts from here.
+//
+// A CTA computes one 128-row tile of Q for one (batch, head): two consumer warpgroups of 64 rows
+// each (wgmma's m64), one producer warpgroup whose elected thread loads Q once and K and V block
+// by block through two rings (K's and V's: S = Q K^T may start before V has landed).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "hopper/limits.hpp"
+#include "hopper/pipeline.cuh"
+#include "kernels/gemm/gemm_tiles.hpp"
+
+namespace hopper::attention {
+
+using gemm::consumer_warpgroups;
+using gemm::cta_threads;
+using gemm::k_block;
+using gemm::operand_tile;
+using gemm::warp_threads;
+using gemm::warpgroup_threads;
+using gemm::warpgroup_warps;
+using gemm::wgmma_k;
+using gemm::wgmma_m;
+
+// Rows of Q per CTA: one wgmma.m64 per consumer warpgroup.
+inline constexpr int block_m = consumer_warpgroups * wgmma_m;  // 128
+
+// The head dimensions the kernel is instantiated for, and the kv block and ring depth of each:
+// the widest block whose S (BN / 2 fp32), P (BN / 4 words) and O (D / 2 fp32) fit a consumer
+// thread's registers, and the deepest rings that fit shared memory beside Q.
+struct head_dim_shape {
+  int head_dim, block_n, stages;
+};
+// The shape of head dimension d, {0, 0, 0} where it is not instantiated. A function, not a table:
+// the body's device code evaluates it at compile time and may reference no host variable.
+HOPPER_HD constexpr head_dim_shape shape_of(int d) {
+  return d == 64    ? head_dim_shape{64, 128, 3}
+         : d == 128 ? head_dim_shape{128, 128, 2}
+         : d == 256 ? head_dim_shape{256, 64, 2}
+                    : head_dim_shape{0, 0, 0};
+}
+HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
+
+// PINGPONG: the two consumer warpgroups take turns at issuing their wgmma (named barriers,
+// attention_barrier::order), so that one's softmax runs while the tensor cores compute the
+// other's products.
+// BN_ and STAGES_ other than shape_of's: for A/B measurements of the choice.
+template <int D, bool PINGPONG_ = true, int BN_ = shape_of(D).block_n, int STAGES_ = shape_of(D).stages>
+struct attention_traits {
+  static constexpr bool PINGPONG = PINGPONG_;
+  static_assert(shape_of(D).head_dim == D, "head dimension 64, 128 or 256 (shape_of)");
+  static constexpr int HEAD_DIM = D, BM = block_m, BN = BN_, STAGES = STAGES_;
+  static constexpr int THREADS = cta_threads;
+  static constexpr int DK = D / k_block;   // the head dimension's k-blocks (Q's and K's tiles)
+  static constexpr int NK = BN / k_block;  // the kv block's k-blocks (V's tiles)
+  // Q: BM rows x one k-block of d, DK of them; consumer warpgroup w reads rows [64w, 64w + 64).
+  // K (S = Q K^T's B operand, K-major): BN kv rows x one k-block of d, DK per stage.
+  // V (O += P V's B operand, MN-major: d is contiguous): D columns x one k-block of kv rows, NK per
+  // stage.
+  using Q_TILE = operand_tile<BM, false>;
+  using K_TILE = operand_tile<BN, false>;
+  using V_TILE = operand_tile<D, true>;
+  struct q_tiles {
+    Q_TILE t[DK];
+  };
+  struct k_stage {
+    K_TILE t[DK];
+  };
+  struct v_stage {
+    V_TILE t[NK];
+  };
+  // Per consumer thread: S (m64nBN), O (m64nD) as fp32 accumulators, P as bf16x2 words (wgmma's A
+  // fragment: four words per k-step of 16 kv columns).
+  static constexpr int ACC_S = BN / 2, ACC_O = D / 2, P_WORDS = BN / 4;
+  // Registers: producer 24, consumers 240: 128 * 24 + 256 * 240 = 64512 <= 65536.
+  static constexpr uint32_t PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+
+  // The CTA's shared memory from a 1024-byte aligned base: Q (whose rows each warpgroup rewrites
+  // with its O for the TMA store once its last S is computed), the K and V stages, the two rings'
+  // barriers and Q's.
+  struct shared_storage {
+    alignas(gemm::swizzle_atom_bytes) q_tiles q;
+    alignas(gemm::swizzle_atom_bytes) k_stage k[STAGES];
+    alignas(gemm::swizzle_atom_bytes) v_stage v[STAGES];
+    pipeline_storage<STAGES, uint64_t> k_ring, v_ring;
+    uint64_t q_full;
+  };
+  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, q_full) + sizeof(uint64_t));
+
+  static_assert(D % k_block == 0 && BN % k_block == 0, "whole k-blocks");
+  static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");
+  static_assert(D == 64 || D == 128 || D == 256, "O is one wgmma.m64nDk16 per k-step");
+  static_assert(SMEM <= uint32_t(limits::max_smem_per_block), "fits in 227 KiB of shared memory");
+  static_assert(consumer_warpgroups * warpgroup_threads * CONSUMER_REGS + warpgroup_threads * PRODUCER_REGS <= 65536,
+                "register file");
+  static_assert(sizeof(k_stage) < (1u << 20) && sizeof(v_stage) < (1u << 20), "tx-count limit of an mbarrier phase");
+};
+
+// The kernel's named barriers (0 is __syncthreads'): each consumer warpgroup w has one for its
+// epilogue (its 128 threads meet before its TMA store of O) at epilogue + w, and with ping-pong
+// one for its turn at the tensor cores (both warpgroups' 256 threads: w waits there, the other
+// arrives) at order + w.
+enum class attention_barrier : uint32_t { epilogue = 1, order = 3 };
+HOPPER_HD constexpr uint32_t barrier_id(attention_barrier kind, int warpgroup) {
+  return uint32_t(kind) + uint32_t(warpgroup);
+}
+HOPPER_HD constexpr uint32_t barrier_threads(attention_barrier kind) {
+  return uint32_t(kind == attention_barrier::epilogue ? warpgroup_threads : consumer_warpgroups * warpgroup_threads);
+}
+static_assert(barrier_id(attention_barrier::epilogue, consumer_warpgroups - 1) <
+                  barrier_id(attention_barrier::order, 0),
+              "epilogue and order ids overlap");
+static_assert(barrier_id(attention_barrier::order, consumer_warpgroups - 1) < limits::named_barrier_count,
+              "16 named barriers");
+
+}  // namespace hopper::attention

@@ -1,0 +1,204 @@
+// Attention forward on the GPU (kernels/attention/attention.cuh) against a float64 reference from
+// the same bf16 inputs: fresh random inputs each run, O and the LSE poisoned with NaN before the
+// launch. Small problems are checked on every row; long sequences on sampled rows of every
+// (batch, head). Every head dimension, causal and not, grouped-query heads, tails in both
+// sequences, cross attention and strided layouts.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attention_reference.hpp"
+#include "gpu_test.hpp"
+#include "kernels/attention/attention.cuh"
+
+namespace {
+
+namespace ha = hopper::attention;
+using namespace attention_ref;
+
+constexpr float range = 2.0f;
+
+std::string describe(const ha::problem& p) {
+  return "b " + std::to_string(p.batch) + " heads " + std::to_string(p.heads) + "/" + std::to_string(p.kv_heads) +
+         " seq " + std::to_string(p.seq_q) + "x" + std::to_string(p.seq_k) + " d " + std::to_string(p.head_dim) +
+         (p.causal ? " causal" : "");
+}
+
+// Runs `p` on fresh inputs and checks `rows_per_head` sampled rows of every (batch, head), or every
+// row when 0.
+void expect_correct(const ha::problem& p, int rows_per_head = 0) {
+  const std::string what = describe(p) + " seed " + std::to_string(hopper_test::fresh_seed());
+  std::mt19937_64 rng(hopper_test::fresh_seed() ^ uint64_t(p.seq_q * 131 + p.seq_k * 7 + p.head_dim + p.heads));
+  const size_t nq = ha::span_elements(p.q, p.seq_q, p.heads, p.batch, p.head_dim);
+  const size_t nk = ha::span_elements(p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim);
+  const size_t nv = ha::span_elements(p.v, p.seq_k, p.kv_heads, p.batch, p.head_dim);
+  const size_t no = ha::span_elements(p.o, p.seq_q, p.heads, p.batch, p.head_dim);
+  const size_t nl = size_t(p.batch * p.heads * p.seq_q);
+  const tensors in = random_inputs(p, range, rng);
+  const std::vector<uint16_t>&q = in.q, &k = in.k, &v = in.v;
+  void *dq = nullptr, *dk = nullptr, *dv = nullptr, *dout = nullptr;
+  float* dl = nullptr;
+  CUDA_OK(cudaMalloc(&dq, nq * 2));
+  CUDA_OK(cudaMalloc(&dk, nk * 2));
+  CUDA_OK(cudaMalloc(&dv, nv * 2));
+  CUDA_OK(cudaMalloc(&dout, no * 2));
+  CUDA_OK(cudaMalloc(&dl, nl * 4));
+  CUDA_OK(cudaMemcpy(dq, q.data(), nq * 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(dk, k.data(), nk * 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(dv, v.data(), nv * 2, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dout, 0xFF, no * 2));  // NaN in bf16
+  CUDA_OK(cudaMemset(dl, 0xFF, nl * 4));
+  {
+    ha::plan a(p, dq, dk, dv, dout, dl);
+    CUDA_OK(a.run());
+    CUDA_OK(cudaDeviceSynchronize());
+  }
+  std::vector<uint16_t> o(no);
+  std::vector<float> lse(nl);
+  CUDA_OK(cudaMemcpy(o.data(), dout, no * 2, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(lse.data(), dl, nl * 4, cudaMemcpyDeviceToHost));
+  cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dl);
+  check c;
+  if (rows_per_head == 0) {
+    c = check_all(p, q, k, v, o, lse, range);
+  } else {
+    std::uniform_int_distribution<int64_t> pick(0, p.seq_q - 1);
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t h = 0; h < p.heads; ++h) {
+        check_row(c, p, q, k, v, o, lse, b, h, p.seq_q - 1, range);  // the last row: the tail
+        for (int r = 1; r < rows_per_head; ++r) check_row(c, p, q, k, v, o, lse, b, h, pick(rng), range);
+      }
+  }
+  EXPECT_EQ(c.unwritten, 0u) << what << ": " << c.first;
+  EXPECT_EQ(c.wrong, 0u) << what << ": " << c.first;
+  EXPECT_EQ(c.lse_wrong, 0u) << what << ": " << c.first;
+  std::printf("%s: %zu rows, max |err| O %.2e LSE %.2e\n", what.c_str(), c.rows, c.max_err, c.max_lse_err);
+}
+
+class Attention : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { HOPPER_REQUIRE_SM90(); }
+};
+
+TEST_P(Attention, OneTile) {
+  expect_correct(ha::problem::packed(1, 1, 1, 128, 128, GetParam()));
+  expect_correct(ha::problem::packed(1, 1, 1, 128, 128, GetParam(), true));
+}
+
+TEST_P(Attention, TailsAndCross) {
+  const int d = GetParam();
+  expect_correct(ha::problem::packed(1, 2, 2, 1, 1, d));
+  expect_correct(ha::problem::packed(2, 3, 3, 129, 300, d));
+  expect_correct(ha::problem::packed(1, 2, 2, 300, 129, d, true));
+  expect_correct(ha::problem::packed(1, 1, 1, 77, 1000, d, true));
+  expect_correct(ha::problem::packed(1, 1, 1, 1000, 77, d));
+}
+
+TEST_P(Attention, GroupedQueryHeads) {
+  const int d = GetParam();
+  expect_correct(ha::problem::packed(2, 8, 2, 257, 257, d));
+  expect_correct(ha::problem::packed(1, 6, 1, 200, 333, d, true));
+}
+
+// Q and O in (batch, heads, seq, dim) order, K and V slices of one packed (batch, seq, 2, heads, dim)
+// tensor, and a softmax scale of the caller's.
+TEST_P(Attention, StridedLayouts) {
+  const int d = GetParam();
+  ha::problem p = ha::problem::packed(2, 4, 2, 190, 260, d, true);
+  p.q = p.o = ha::tensor_layout{p.heads * p.seq_q * d, d, p.seq_q * d};
+  p.k = p.v = ha::tensor_layout{p.seq_k * 2 * p.kv_heads * d, 2 * p.kv_heads * d, d};
+  p.scale = 0.3f;
+  expect_correct(p);
+}
+
+TEST_P(Attention, LongSequencesSampled) {
+  const int d = GetParam();
+  expect_correct(ha::problem::packed(1, 4, 4, 4096, 4096, d), 24);
+  expect_correct(ha::problem::packed(1, 4, 1, 4096, 4096, d, true), 24);
+  expect_correct(ha::problem::packed(2, 2, 2, 3000, 5000, d, true), 24);
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadDims, Attention, ::testing::Values(64, 128, 256),
+                         [](const ::testing::TestParamInfo<int>& i) { return "d" + std::to_string(i.param); });
+
+// bf16 values uniform in [-2, 2) from a hash of (seed, index): fresh data without a host copy.
+__global__ void fill_random(uint16_t* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const float u = float(hopper_test::mix(seed, uint32_t(i), uint32_t(i >> 32)) >> 8) * (4.0f / 16777216.0f) - 2.0f;
+    p[i] = __bfloat16_as_ushort(__float2bfloat16(u));
+  }
+}
+
+// Milliseconds per launch: 20 back-to-back launches per timed batch (sustained), 7 batches, median.
+template <class F>
+double sustained_ms(F&& launch) {
+  cudaEvent_t e0, e1;
+  EXPECT_EQ(cudaEventCreate(&e0), cudaSuccess);
+  EXPECT_EQ(cudaEventCreate(&e1), cudaSuccess);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(launch(), cudaSuccess);
+  std::vector<float> ms;
+  for (int r = 0; r < 7; ++r) {
+    EXPECT_EQ(cudaEventRecord(e0), cudaSuccess);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(launch(), cudaSuccess);
+    EXPECT_EQ(cudaEventRecord(e1), cudaSuccess);
+    EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+    float t = 0;
+    EXPECT_EQ(cudaEventElapsedTime(&t, e0, e1), cudaSuccess);
+    ms.push_back(t / 20);
+  }
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
+// random inputs, for the kernel and its variants in the same process (A/B at the running clock:
+// ping-pong off; for head dim 64 a 192-wide kv block). For a first look; bench_attention.py
+// measures against cuDNN and the flash backend.
+template <int D>
+void throughput_of_head_dim() {
+  for (int seq : {1024, 4096, 16384})
+    for (bool causal : {false, true}) {
+      const ha::problem p = ha::problem::packed(16384 / seq, 16, 16, seq, seq, D, causal);
+      const size_t n = size_t(p.batch * p.seq_q * p.heads * D);
+      void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+      CUDA_OK(cudaMalloc(&q, n * 2));
+      CUDA_OK(cudaMalloc(&k, n * 2));
+      CUDA_OK(cudaMalloc(&v, n * 2));
+      CUDA_OK(cudaMalloc(&o, n * 2));
+      const uint32_t seed = uint32_t(hopper_test::fresh_seed());
+      fill_random<<<1024, 256>>>(static_cast<uint16_t*>(q), n, seed);
+      fill_random<<<1024, 256>>>(static_cast<uint16_t*>(k), n, seed + 1);
+      fill_random<<<1024, 256>>>(static_cast<uint16_t*>(v), n, seed + 2);
+      CUDA_OK(cudaDeviceSynchronize());
+      const ha::plan a(p, q, k, v, o);
+      const double tf = a.flops() / 1e9;
+      const double ours = sustained_ms([&] { return a.run(); });
+      const double flat = sustained_ms([&] { return a.template run_as<ha::attention_traits<D, false>>(); });
+      std::printf("attention/hd%d/seq%d/%s: %.3f ms, %.1f TFLOP/s; without ping-pong %.1f TFLOP/s (%.3f)", D, seq,
+                  causal ? "causal" : "full", ours, tf / ours, tf / flat, flat / ours);
+      if constexpr (D == 64) {
+        const ha::plan wide(p, q, k, v, o, nullptr, 192);
+        const double w = sustained_ms([&] { return wide.template run_as<ha::attention_traits<64, true, 192, 3>>(); });
+        std::printf("; kv block 192 %.1f TFLOP/s (%.3f)", tf / w, w / ours);
+      }
+      std::printf("\n");
+      CUDA_OK(cudaGetLastError());
+      cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);
+      EXPECT_GT(ours, 0.0);
+    }
+}
+
+TEST(AttentionThroughput, BenchmarkShapes) {
+  HOPPER_REQUIRE_SM90();
+  throughput_of_head_dim<64>();
+  throughput_of_head_dim<128>();
+  throughput_of_head_dim<256>();
+}
+
+}  // namespace

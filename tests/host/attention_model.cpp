@@ -1,0 +1,104 @@
+// The attention kernel's own body (kernels/attention/attention_body.hpp) on the executable model,
+// every thread a task, numerics included: every head dimension, causal and not, grouped-query
+// heads (one K/V head for several Q heads, and one for all), sequences that are not multiples of
+// the tiles (Q and K/V tails), cross attention (seq_q != seq_k) and strided layouts. O and the LSE
+// must match a double-precision reference on every row with every element written, and no run may
+// deadlock or show a hazard, over several scheduler seeds and with a slow CTA.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "attention_reference.hpp"
+#include "kernels/attention/attention_on_model.hpp"
+
+namespace {
+
+namespace ha = hopper::attention;
+using namespace attention_ref;
+
+constexpr float range = 2.0f;
+
+std::string describe(const ha::problem& p, uint64_t seed, int slow) {
+  return "b " + std::to_string(p.batch) + " heads " + std::to_string(p.heads) + "/" + std::to_string(p.kv_heads) +
+         " seq " + std::to_string(p.seq_q) + "x" + std::to_string(p.seq_k) + " d " + std::to_string(p.head_dim) +
+         (p.causal ? " causal" : "") + " seed " + std::to_string(seed) +
+         (slow >= 0 ? " slow CTA " + std::to_string(slow) : "");
+}
+
+ha::on_model::inputs random_inputs(const ha::problem& p, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + 1);
+  const tensors t = attention_ref::random_inputs(p, range, rng);
+  return ha::on_model::inputs{t.q, t.k, t.v};
+}
+
+template <int D, class T = ha::attention_traits<D>>
+void expect_clean(const ha::problem& p, uint64_t seed, int slow = -1) {
+  const auto in = random_inputs(p, seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  const ha::on_model::outcome r = ha::on_model::run<T>(p, in, seed, slow);
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string what = describe(p, seed, slow);
+  ASSERT_EQ(r.error, "") << what;
+  const check c = check_all(p, in.q, in.k, in.v, r.o, r.lse, range);
+  EXPECT_EQ(c.unwritten, 0u) << what << ": " << c.first;
+  EXPECT_EQ(c.wrong, 0u) << what << ": " << c.first;
+  EXPECT_EQ(c.lse_wrong, 0u) << what << ": " << c.first;
+  std::printf("%s: %zu rows, max |err| O %.2e LSE %.2e, %llu steps, %.1f s\n", what.c_str(), c.rows, c.max_err,
+              c.max_lse_err, static_cast<unsigned long long>(r.steps), sec);
+}
+
+// Every head dimension, causal and not, over several seeds and with each CTA slow in turn: tails
+// in both sequences (seq_q 129-320 against seq_k 129-333), cross attention both ways.
+template <int D>
+void shapes_of_one_head_dim() {
+  const ha::problem shapes[] = {
+      ha::problem::packed(1, 2, 2, 129, 200, D),       ha::problem::packed(1, 2, 2, 320, 320, D, true),
+      ha::problem::packed(1, 1, 1, 200, 129, D, true), ha::problem::packed(2, 1, 1, 130, 333, D),
+      ha::problem::packed(1, 1, 1, 300, 150, D),       ha::problem::packed(1, 1, 1, 64, 257, D, true)};
+  uint64_t seed = uint64_t(D);
+  for (const ha::problem& p : shapes) {
+    for (int s = 0; s < 2; ++s) expect_clean<D>(p, ++seed);
+    const int ctas = int((p.seq_q + ha::block_m - 1) / ha::block_m * p.heads * p.batch);
+    expect_clean<D>(p, ++seed, 0);
+    expect_clean<D>(p, ++seed, ctas - 1);
+  }
+}
+
+TEST(AttentionModel, HeadDim64) { shapes_of_one_head_dim<64>(); }
+TEST(AttentionModel, HeadDim128) { shapes_of_one_head_dim<128>(); }
+TEST(AttentionModel, HeadDim256) { shapes_of_one_head_dim<256>(); }
+
+// Grouped-query heads: K/V heads dividing the Q heads, down to one K/V head for all.
+TEST(AttentionModel, GroupedQueryHeads) {
+  expect_clean<64>(ha::problem::packed(1, 4, 2, 150, 200, 64), 11);
+  expect_clean<128>(ha::problem::packed(1, 3, 1, 140, 140, 128, true), 12);
+  expect_clean<256>(ha::problem::packed(2, 2, 1, 129, 129, 256), 13);
+}
+
+// The variants the GPU measures against the kernel (A/B): without ping-pong, and head dim 64
+// with a 192-wide kv block.
+TEST(AttentionModel, Variants) {
+  for (bool causal : {false, true}) {
+    const ha::problem p = ha::problem::packed(1, 2, 1, 200, 450, 64, causal);
+    expect_clean<64, ha::attention_traits<64, false>>(p, causal ? 31 : 32);
+    expect_clean<64, ha::attention_traits<64, true, 192, 3>>(p, causal ? 33 : 34);
+    expect_clean<128, ha::attention_traits<128, false>>(ha::problem::packed(1, 1, 1, 150, 300, 128, causal), 35);
+  }
+}
+
+// Strided layouts: Q and O in (batch, heads, seq, dim) order, K and V slices of one packed
+// (batch, seq, 2, heads, dim) projection, and the caller's softmax scale.
+TEST(AttentionModel, StridedLayouts) {
+  for (bool causal : {false, true}) {
+    ha::problem p = ha::problem::packed(2, 2, 1, 150, 190, 128, causal);
+    p.q = p.o = ha::tensor_layout{p.heads * p.seq_q * 128, 128, p.seq_q * 128};
+    p.k = p.v = ha::tensor_layout{p.seq_k * 2 * p.kv_heads * 128, 2 * p.kv_heads * 128, 128};
+    p.scale = 0.3f;
+    expect_clean<128>(p, causal ? 21 : 22);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,102 @@
+// The attention launch plan and its validation (kernels/attention/attention_plan.hpp): every bad
+// argument is rejected with a message naming it and its value; the tensor maps are ordered by
+// stride with boxes the tile types give; the plan is the one the model runner launches.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/attention/attention_plan.hpp"
+
+namespace {
+
+namespace ha = hopper::attention;
+
+void expect_rejected(const std::function<void()>& f, const std::string& mention) {
+  try {
+    f();
+    ADD_FAILURE() << "accepted; expected a rejection naming '" << mention << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+  }
+}
+
+ha::problem base() { return ha::problem::packed(2, 8, 2, 1000, 1200, 128, true); }
+
+TEST(AttentionPlan, RejectsBadShapesByName) {
+  const auto with = [](auto edit) {
+    ha::problem p = base();
+    edit(p);
+    return [p] { ha::validate(p); };
+  };
+  expect_rejected(with([](ha::problem& p) { p.head_dim = 96; }), "head_dim 96");
+  expect_rejected(with([](ha::problem& p) { p.head_dim = 0; }), "head_dim 0");
+  expect_rejected(with([](ha::problem& p) { p.seq_q = 0; }), "seq_q 0");
+  expect_rejected(with([](ha::problem& p) { p.seq_k = -3; }), "seq_k -3");
+  expect_rejected(with([](ha::problem& p) { p.batch = 0; }), "batch 0");
+  expect_rejected(with([](ha::problem& p) { p.kv_heads = 3; }), "kv_heads 3 does not divide heads 8");
+  expect_rejected(with([](ha::problem& p) { p.kv_heads = 0; }), "kv_heads 0");
+  expect_rejected(with([](ha::problem& p) { p.seq_q = int64_t(1) << 31; }), "seq_q 2147483648");
+  expect_rejected(with([](ha::problem& p) { p.scale = -0.5f; }), "scale -0.5");
+  expect_rejected(with([](ha::problem& p) { p.q.seq = 1004; }), "q's seq stride 1004");
+  expect_rejected(with([](ha::problem& p) { p.k.head = 0; }), "k's head stride 0");
+  expect_rejected(with([](ha::problem& p) { p.o.batch = int64_t(1) << 40; }), "o's batch stride");
+  expect_rejected(with([](ha::problem& p) { p.batch = 1 << 16, p.heads = 1 << 10, p.kv_heads = 1, p.seq_q = 1 << 12; }),
+                  "the grid of");
+}
+
+// Overlapping dimensions: a head stride smaller than the head dimension.
+TEST(AttentionPlan, RejectsOverlappingStrides) {
+  ha::problem p = base();
+  p.v.head = 64;
+  expect_rejected([&] { (void)ha::make_launch_plan(p); }, "v's head stride 64");
+}
+
+TEST(AttentionPlan, RejectsBadPointersByName) {
+  const ha::problem p = ha::problem::packed(1, 2, 1, 100, 100, 64);
+  alignas(16) static uint8_t mem[4][64 * 1024];
+  float* lse = reinterpret_cast<float*>(mem[3]);
+  expect_rejected([&] { ha::validate(p, nullptr, mem[1], mem[2], mem[3]); }, "q is null");
+  expect_rejected([&] { ha::validate(p, mem[0] + 2, mem[1], mem[2], mem[3]); }, "not 16-byte aligned");
+  expect_rejected([&] { ha::validate(p, mem[0], mem[1], mem[2], mem[0] + 64); }, "o overlaps q");
+  expect_rejected([&] { ha::validate(p, mem[0], mem[1], mem[2], mem[2]); }, "o overlaps v");
+  expect_rejected([&] { ha::validate(p, mem[0], mem[1], mem[2], mem[3], reinterpret_cast<float*>(mem[1])); },
+                  "lse overlaps k");
+  EXPECT_NO_THROW(ha::validate(p, mem[0], mem[1], mem[2], mem[3] + 32 * 1024, lse));
+}
+
+// Packed (batch, seq, heads, dim): the maps run {dim, heads, seq, batch} by stride, the box takes
+// the tile's rows along the sequence, and the body is told where each coordinate goes.
+TEST(AttentionPlan, MapsAreOrderedByStride) {
+  const ha::launch_plan lp = ha::make_launch_plan(base());
+  EXPECT_EQ(lp.q_tiles, 8);
+  EXPECT_EQ(lp.grid, 8 * 8 * 2);
+  EXPECT_EQ(lp.q.dims[0], 128u);
+  EXPECT_EQ(lp.q.dims[1], 8u);     // heads
+  EXPECT_EQ(lp.q.dims[2], 1000u);  // seq
+  EXPECT_EQ(lp.q.dims[3], 2u);     // batch
+  EXPECT_EQ(lp.q.strides[0], 128u * 2);
+  EXPECT_EQ(lp.q.strides[1], 8u * 128 * 2);
+  EXPECT_EQ(lp.q.box[2], uint32_t(ha::block_m));
+  EXPECT_EQ(lp.q.box[1], 1u);
+  EXPECT_EQ(lp.q.order.head, 1);
+  EXPECT_EQ(lp.q.order.seq, 2);
+  EXPECT_EQ(lp.q.order.batch, 3);
+  EXPECT_EQ(lp.k.box[2], uint32_t(ha::attention_traits<128>::BN));
+  EXPECT_EQ(lp.v.box[2], uint32_t(ha::k_block));
+  EXPECT_EQ(lp.o.box[2], uint32_t(ha::wgmma_m));
+  EXPECT_FLOAT_EQ(lp.scale_log2, float(1.0 / std::sqrt(128.0) * 1.4426950408889634));
+}
+
+// A dimension of extent 1 is never stepped: any stride the caller has for it is accepted.
+TEST(AttentionPlan, ExtentOneDimensionsTakeAnyStride) {
+  ha::problem p = ha::problem::packed(1, 1, 1, 300, 300, 64);
+  p.q.batch = 8, p.q.head = 8;
+  const ha::launch_plan lp = ha::make_launch_plan(p);
+  EXPECT_EQ(lp.q.dims[1], 300u);
+  EXPECT_EQ(lp.q.order.seq, 1);
+}
+
+}  // namespace
