@@ -53,8 +53,8 @@ at::Tensor allocate(const char* op, const char* what, at::IntArrayRef sizes, con
     return at::empty(sizes, options);
   } catch (const c10::OutOfMemoryError& e) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, op, ": ", what, " of shape ", list_str(sizes), " (",
-                     c10::elementSize(c10::typeMetaToScalarType(options.dtype())), "-byte elements) does not fit: ",
-                     e.what_without_backtrace());
+                     c10::elementSize(c10::typeMetaToScalarType(options.dtype())),
+                     "-byte elements) does not fit: ", e.what_without_backtrace());
   }
 }
 

@@ -21,6 +21,18 @@ using namespace attention_ref;
 
 constexpr float range = 2.0f;
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+
 std::string describe(const ha::problem& p, uint64_t seed, int slow) {
   return "b " + std::to_string(p.batch) + " heads " + std::to_string(p.heads) + "/" + std::to_string(p.kv_heads) +
          " seq " + std::to_string(p.seq_q) + "x" + std::to_string(p.seq_k) + " d " + std::to_string(p.head_dim) +
@@ -60,7 +72,10 @@ void shapes_of_one_head_dim() {
       ha::problem::packed(1, 1, 1, 300, 150, D),       ha::problem::packed(1, 1, 1, 64, 257, D, true)};
   uint64_t seed = uint64_t(D);
   for (const ha::problem& p : shapes) {
-    for (int s = 0; s < 2; ++s) expect_clean<D>(p, ++seed);
+    expect_clean<D>(p, ++seed);
+    // Under ASan (ten times slower) one run a shape: the plain build runs the other schedules.
+    if (sanitized) continue;
+    expect_clean<D>(p, ++seed);
     const int ctas = int((p.seq_q + ha::block_m - 1) / ha::block_m * p.heads * p.batch);
     expect_clean<D>(p, ++seed, 0);
     expect_clean<D>(p, ++seed, ctas - 1);
