@@ -183,18 +183,14 @@ HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, floa
     pipe.wait(s);
     const operand_descs d = stage_descs<T>(first, s.index());
     mma_k_block<T, N, H>(t, acc, d.a, d.b, kb > kb0);
-    if constexpr (T::MUTANT == gemm_mutant::release_before_retire) {
-      if (warp == 0) pipe.template release<retired>(s);  // the group reading s is still in flight
-      t.template wgmma_wait_group<0>();
-      return;
-    }
     if (kb == kb0) return;
     // One group stays in flight; the one before it has finished reading its stage.
     t.template wgmma_wait_group<1>();
-    if constexpr (T::MUTANT == gemm_mutant::release_own_cta_only) {
+    // The model's planted fault "release own CTA only" arrives on this CTA's barrier alone.
+    if (t.planted("release own CTA only")) {
       if (warp == 0 && t.lane() == 0) (void)pipe.backend().template mbarrier_arrive<retired>(pipe.empty(read));
-    } else {
-      if (warp == 0) pipe.template release<retired>(read);
+    } else if (warp == 0) {
+      pipe.template release<retired>(read);
     }
     ++read;
   };
@@ -203,7 +199,6 @@ HOPPER_HD void consume_k_blocks(Tg& t, Pipe& pipe, typename Pipe::state& s, floa
   first_issued();
   for (int kb = kb0 + 1; kb < kb1; ++kb, ++s) step(kb);
   issued();
-  if constexpr (T::MUTANT == gemm_mutant::release_before_retire) return;
   t.template wgmma_wait_group<0>();
   if (warp == 0) pipe.template release<retired>(read);
 }
@@ -251,8 +246,7 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
     const int col0 = n0 + c * T::EPI_COLS;
     if (col0 >= N) break;  // uniform over the warpgroup
     const auto buf = bufs + (epi_count & 1u) * T::EPI_BYTES;
-    if constexpr (T::MUTANT != gemm_mutant::epilogue_reuse_before_read)
-      if (lane == 0) t.template cp_async_bulk_wait_group_read<1>();
+    if (lane == 0) t.template cp_async_bulk_wait_group_read<1>();
     t.syncwarp();
     HOPPER_PRAGMA_UNROLL
     for (int j = 0; j < T::EPI_COLS / 8; ++j) {
@@ -265,7 +259,7 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
     }
     if (col0 + T::EPI_COLS > p.n_tma && p.n_tma < N) store_tail<T>(t, buf, p, warp_row0, col0, lane);
     // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.
-    if constexpr (T::MUTANT != gemm_mutant::no_proxy_fence) t.fence_proxy_async_shared_cta();
+    t.fence_proxy_async_shared_cta();
     t.syncwarp();
     if (lane == 0) {
       if (col0 < p.n_tma) t.cp_async_bulk_tensor_global_shared_cta(tma_c, buf, col0, warp_row0);
@@ -285,7 +279,7 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
 // atom.add.acq_rel.gpu releases them (cumulatively) and, in the last arriver, acquires the other
 // pieces' partials; the second barrier passes that on to the warpgroup's loads (ld.global.cg).
 HOPPER_EXEC_CHECK_OFF
-template <int ACC, gemm_mutant MUTANT, class Tg>
+template <int ACC, class Tg>
 HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p, int tile, int w, int slot, int S,
                              int wg_thread, smem_of<Tg, int> flag) {
   using f32x4 = typename Tg::f32x4;
@@ -298,9 +292,12 @@ HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p,
     t.st_global_cg(mine + q * W, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
   t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
   const auto counter = p.counters + tile * consumer_warpgroups + w;
-  constexpr ptx::sem handshake =
-      MUTANT == gemm_mutant::split_k_relaxed_handshake ? ptx::sem::relaxed : ptx::sem::acq_rel;
-  if (wg_thread == 0) flag.store(0, t.template atom_add_gpu<handshake>(counter, 1) == S - 1);
+  if (wg_thread == 0) {
+    // The model's planted fault "split-K relaxed handshake": the partials are not ordered.
+    const int arrived = t.planted("split-K relaxed handshake") ? t.template atom_add_gpu<ptx::sem::relaxed>(counter, 1)
+                                                               : t.template atom_add_gpu<ptx::sem::acq_rel>(counter, 1);
+    flag.store(0, arrived == S - 1);
+  }
   t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
   const bool last = flag.load(0) != 0;
   // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
@@ -377,22 +374,19 @@ HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
     at.tile_origin(p.work.order, item.tile, m0, n0);
     const k_range kr = item.k;
     for (int kb = kr.begin; kb < kr.end; ++kb, ++s) {
-      if constexpr (T::MUTANT == gemm_mutant::expect_tx_minus_16)
-        pipe.acquire(s, T::STAGE_BYTES - 16);
-      else
-        pipe.template acquire<typename T::A_TILE, typename T::B_TILE>(s);
+      pipe.template acquire<typename T::A_TILE, typename T::B_TILE>(s);
       auto& bar = pipe.full(s);
       // The CTAs sharing our A tile (our cluster row) and our B tile (our cluster column).
       const uint16_t a_peers = cs.a_peers(at.rank);
-      const uint16_t b_peers =
-          T::MUTANT == gemm_mutant::multicast_misses_peer ? uint16_t(1u << at.rank) : cs.b_peers(at.rank);
+      // The model's planted fault "multicast misses peer" leaves the peer out of B's mask.
+      const uint16_t b_peers = t.planted("multicast misses peer") ? uint16_t(1u << at.rank) : cs.b_peers(at.rank);
       const int k0 = kb * T::BK;
       load_share<typename T::A_TILE>(t, c.sm.a + s.index() * T::A_BYTES, c.tma_a, bar, a_peers, at.rn, k0, m0);
       load_share<typename T::B_TILE>(t, c.sm.b + s.index() * T::B_BYTES, c.tma_b, bar, b_peers, at.rm, k0, n0);
       pipe.issued(s);
     }
   }
-  if constexpr (T::MUTANT != gemm_mutant::no_drain) pipe.drain(s);
+  if (!t.planted("no drain")) pipe.drain(s);
 }
 
 // Cooperative consumer warpgroup w (0 or 1): rows [64w, 64w + 64) of each tile (BM = 128) or
@@ -414,7 +408,7 @@ HOPPER_HD void consume_cooperative(const role_context<T, Tg, Pipe>& c, int w, in
   const auto epi = sm.epi + w * T::EPI_WG_BYTES;
   uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
   float acc[1][T::ACC];
-  auto s = T::MUTANT == gemm_mutant::consumer_parity_1 ? typename Pipe::state(0u, parity(1u)) : pipe.consumer_start();
+  auto s = pipe.consumer_start();
   // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in stage 0.
   const operand_descs first =
       first_stage_descs<T>(t.smem_addr(sm.a) + (T::SPLIT_N ? 0u : w * T::A_TILE::slice_bytes(T::WG_M)),
@@ -441,8 +435,8 @@ HOPPER_HD void consume_cooperative(const role_context<T, Tg, Pipe>& c, int w, in
     const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
     // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
     if (row0 < p.M && item.slots > 1 &&
-        !split_k_fixup<T::ACC, T::MUTANT>(t, acc[0], p, item.fixup * T::CLUSTER + at.rank, w, item.slot, item.slots,
-                                          wg_thread, sm.last_flag + w))
+        !split_k_fixup<T::ACC>(t, acc[0], p, item.fixup * T::CLUSTER + at.rank, w, item.slot, item.slots, wg_thread,
+                               sm.last_flag + w))
       continue;
     if (row0 >= p.M) continue;
     store_rows<T, 0, KEPT>(
@@ -533,9 +527,9 @@ HOPPER_HD void gemm_body(Tg& t, const body_smem<T, Tg>& sm, const typename Tg::t
   // (the wgmma reads of all four warps retire together); in a cluster the operands are multicast, so a stage
   // is free only when the readers of every CTA have released it.
   using pipe_t = pipeline<T::STAGES, Tg>;
-  constexpr pipeline_params ring_params{uint32_t(T::READERS), uint32_t(CLUSTER),
-                                        CLUSTER > 1 && T::MUTANT != gemm_mutant::empty_count_without_peer,
-                                        release_by::warp_leader};
+  // The model's planted fault "empty count without peer" counts this CTA's releases only.
+  const pipeline_params ring_params{uint32_t(T::READERS), uint32_t(CLUSTER),
+                                    CLUSTER > 1 && !t.planted("empty count without peer"), release_by::warp_leader};
   if (t.thread() == 0) {
     t.prefetch_tensormap(tma_a);
     t.prefetch_tensormap(tma_b);

@@ -45,10 +45,11 @@ inline hm::tensor_view view_of(const tensor_spec& s, hm::buffer& b) {
 }
 
 // One launch of instance T on `resident` clusters (the grid the plan would pick on a device of
-// that many clusters); T must be the kernel the plan of (p, cf) launches.
+// that many clusters), with the faults `faults` planted (hopper/model/fault.hpp); T must be the
+// kernel the plan of (p, cf) launches.
 template <class T>
 outcome run(const problem& p, const config& cf, int resident, const operands& o, uint64_t seed, int slow_cta = -1,
-            hm::step_chooser* chooser = nullptr) {
+            hm::step_chooser* chooser = nullptr, const std::vector<hm::fault>& faults = {}) {
   const launch_plan lp = make_launch_plan(p, cf, resident);
   if (!launches<T>(lp))
     throw std::invalid_argument("hopper::gemm::on_model::run: the instance is not the plan's kernel");
@@ -58,6 +59,7 @@ outcome run(const problem& p, const config& cf, int resident, const operands& o,
   opt.slow_cta = slow_cta;
   opt.stack_bytes = 64 * 1024;
   opt.step_limit = 50000000;
+  opt.faults = faults;
   hm::world w(opt);
   const uint32_t out = lp.c.elem_bytes;
   hm::buffer& A = w.make_global("A", o.a.size() * 2);

@@ -28,23 +28,6 @@ constexpr int64_t c_map_columns(int64_t N, int out_bytes) {
   return c_tma_columns(N, out_bytes) > 0 ? c_tma_columns(N, out_bytes) : N;
 }
 
-// Bugs the model tests plant in the kernel's own source (tests/host/gemm_model_mutants.cpp), each
-// switched on at compile time through kernel_traits::MUTANT (mutant_of below); every kernel the
-// library compiles has MUTANT == none, whose code is the kernel.
-enum class gemm_mutant {
-  none,
-  consumer_parity_1,           // the consumers start on parity 1: they read stages before they land
-  release_before_retire,       // a stage is released while the wgmma group reading it is in flight
-  no_proxy_fence,              // the epilogue's generic writes reach the TMA store unfenced
-  expect_tx_minus_16,          // the full barrier is armed with 16 bytes fewer than the stage
-  multicast_misses_peer,       // the B multicast mask leaves out the peer CTA
-  empty_count_without_peer,    // the ring counts only this CTA's releases though stages are multicast
-  no_drain,                    // the producer exits without waiting for the last releases
-  release_own_cta_only,        // a consumer releases only its own CTA's stage, not the peers'
-  split_k_relaxed_handshake,   // the split-K counter is a .relaxed atomic: partials are not ordered
-  epilogue_reuse_before_read,  // an epilogue box is rewritten before its TMA store has read it
-};
-
 // PINGPONG = false, "cooperative": both consumer warpgroups work on one BM x BN tile and read
 // every stage; with BM = 128 each takes 64 rows and all BN columns, with BM = 64 each takes the
 // 64 rows and BN / 2 of the columns. PINGPONG = true (BM = 128): each consumer warpgroup owns
@@ -56,7 +39,6 @@ struct kernel_traits {
   static constexpr int BM = BM_, BN = BN_, BK = k_block, STAGES = STAGES_;
   static constexpr int CLUSTER_M = CLUSTER_M_, CLUSTER_N = CLUSTER_N_, CLUSTER = CLUSTER_M * CLUSTER_N;
   static constexpr bool A_MN = A_MN_, B_MN = B_MN_, PINGPONG = PINGPONG_;
-  static constexpr gemm_mutant MUTANT = gemm_mutant::none;
   using OutT = OutT_;
   static constexpr int THREADS = cta_threads;
   static constexpr int CONSUMERS = consumer_warpgroups;
@@ -113,12 +95,6 @@ struct kernel_traits {
                 "register file");
   static_assert(!PINGPONG || BN == 128, "ping-pong tiles are 128 x 128: 2 x 64 accumulators per thread");
   static_assert(STAGE_BYTES < (1u << 20), "tx-count limit of an mbarrier phase");
-};
-
-// Instance T with bug M planted (model tests only).
-template <class T, gemm_mutant M>
-struct mutant_of : T {
-  static constexpr gemm_mutant MUTANT = M;
 };
 
 }  // namespace hopper::gemm

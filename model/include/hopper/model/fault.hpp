@@ -1,8 +1,8 @@
 // Faults the model's target injects into a kernel at run time (run_options::faults): each changes
-// one kind of operation, where the barrier it acts on (or the hook) has a name that starts with
-// `where` (empty: everywhere). So one build of a kernel runs every planted bug, its source carries
-// none, and the GPU build is the kernel itself: a hook the kernel asks about (target::planted) is
-// constant false on the device target.
+// one kind of operation, where the barrier it acts on (or the hook, or the instruction's PTX
+// spelling for a fence or a wait) has a name that starts with `where` (empty: everywhere). So one build of a kernel
+// runs every planted bug, its source carries none, and the GPU build is the kernel itself: a hook the kernel asks about
+// (target::planted) is constant false on the device target.
 //
 //   run_options o;
 //   o.faults = {{fault_kind::expect_tx_short, "K full"}};   // every K full[s] armed 16 bytes short
@@ -19,6 +19,7 @@ enum class fault_kind {
   proxy_fence_dropped,  // fence.proxy.async (every form) does nothing
   wgmma_wait_short,     // wgmma.wait_group N leaves N + 1 groups in flight (one fewer retired)
   bar_arrive_dropped,   // bar.arrive on the named barrier "bar <id>" does nothing
+  bulk_wait_dropped,    // cp.async.bulk.wait_group{.read} (the spelling starts with `where`) does nothing
   kernel_hook,          // target::planted("<where>") is true: a fault only the kernel can express
 };
 
@@ -36,6 +37,8 @@ inline const char* to_string(fault_kind k) {
       return "wgmma_wait_short";
     case fault_kind::bar_arrive_dropped:
       return "bar_arrive_dropped";
+    case fault_kind::bulk_wait_dropped:
+      return "bulk_wait_dropped";
     case fault_kind::kernel_hook:
       return "kernel_hook";
   }

@@ -597,11 +597,13 @@ class target {
   template <int N>
   void cp_async_bulk_wait_group(src_loc loc = src_loc::current()) const {
     w().at(loc);
+    if (faulted(fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group")) return w().yield();
     w().cp_async_bulk_wait_group(unsigned(N));
   }
   template <int N>
   void cp_async_bulk_wait_group_read(src_loc loc = src_loc::current()) const {
     w().at(loc);
+    if (faulted(fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read")) return w().yield();
     w().cp_async_bulk_wait_group_read(unsigned(N));
   }
 
