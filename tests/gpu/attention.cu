@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -160,10 +161,18 @@ double sustained_ms(F&& launch) {
 // random inputs, for the kernel and its variants in the same process (A/B at the running clock:
 // ping-pong off; for head dim 64 a 192-wide kv block). For a first look; bench_attention.py
 // measures against cuDNN and the flash backend.
+// HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, for
+// a profiler's run.
+bool shape_selected(int d, int seq, bool causal) {
+  const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
+  return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
+}
+
 template <int D>
 void throughput_of_head_dim() {
   for (int seq : {1024, 4096, 16384})
     for (bool causal : {false, true}) {
+      if (!shape_selected(D, seq, causal)) continue;
       const ha::problem p = ha::problem::packed(16384 / seq, 16, 16, seq, seq, D, causal);
       const size_t n = size_t(p.batch * p.seq_q * p.heads * D);
       void *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
