@@ -86,9 +86,13 @@ class plan {
       throw std::invalid_argument("hopper::attention::plan::run_as: instance of head_dim " +
                                   std::to_string(T::HEAD_DIM) + ", block " + std::to_string(T::BN) +
                                   " is not this plan's");
-    detail::cuda_check(
-        cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
-        "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    static const bool opted_in = [] {  // once per instance, not per launch
+      detail::cuda_check(
+          cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
+          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+      return true;
+    }();
+    (void)opted_in;
     attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), T::SMEM, stream>>>(q_, k_, v_, o_, kp_);
     return cudaGetLastError();
   }

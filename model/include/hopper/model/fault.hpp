@@ -8,6 +8,7 @@
 //   o.faults = {{fault_kind::expect_tx_short, "K full"}};   // every K full[s] armed 16 bytes short
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hopper::model {
@@ -51,9 +52,9 @@ struct fault {
 };
 
 // Whether `faults` plants `kind` on an object named `name`.
-inline bool planted(const std::vector<fault>& faults, fault_kind kind, const std::string& name = {}) {
+inline bool planted(const std::vector<fault>& faults, fault_kind kind, std::string_view name = {}) {
   for (const fault& f : faults)
-    if (f.kind == kind && name.compare(0, f.where.size(), f.where) == 0) return true;
+    if (f.kind == kind && name.substr(0, f.where.size()) == f.where) return true;
   return false;
 }
 

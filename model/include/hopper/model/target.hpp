@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <typeinfo>
 #include <vector>
@@ -681,7 +682,8 @@ class target {
   }
   void bar_arrive(uint32_t id, uint32_t count, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    if (faulted(fault_kind::bar_arrive_dropped, "bar " + std::to_string(id))) return w().yield();
+    if (!w().options().faults.empty() && faulted(fault_kind::bar_arrive_dropped, "bar " + std::to_string(id)))
+      return w().yield();
     (void)l_->bar(cta_, check_bar(id, count), count).arrive();
   }
   void barrier_cluster_arrive_aligned(src_loc loc = src_loc::current()) {
@@ -867,7 +869,8 @@ class target {
   // The acting task and the call site of its operation (the caller of the target member).
   std::string who() const { return w().where_at(w().current()); }
 
-  bool faulted(fault_kind k, const std::string& name) const {
+  // Whether the run plants fault `k` on the object named `name` (no allocation when none is planted).
+  bool faulted(fault_kind k, std::string_view name) const {
     const auto& f = w().options().faults;
     return !f.empty() && model::planted(f, k, name);
   }
