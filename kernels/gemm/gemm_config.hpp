@@ -238,7 +238,7 @@ inline void validate(const config& c, const problem& p) {
 // 3b. Pairs of half tiles (64 x 128 in clusters of 2 x 1, or 128 x 64 in 1 x 2) on 128 x 128
 //    tiles, instead of one halving of K or where the tiles leave half the machine idle.
 // 4. A stream-K region where the last round is partial and long (below), for what step 5 leaves
-//    cooperative.
+//    cooperative; 4a. all of the problem as stream-K for few tokens whose tiles leave SMs idle.
 // 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when K <= 1024 with at least 8
 //    rounds of work, or when its wave efficiency (units over rounds x resident clusters) beats
 //    the cooperative tiles' by more than 1 / 0.95 (checked before step 4 in the code).
@@ -325,6 +325,20 @@ inline config choose_config(const problem& p, int num_sms) {
       c.pingpong = true;
       return c;
     }
+  }
+  // 4a. The whole problem as stream-K (every cluster an equal share of all k-blocks) for the
+  //    64-row tiles of few tokens (M <= 64, clusters of 1) where the tiles with their splits still
+  //    leave more than a tenth of the SMs idle and every share is at least 24 k-blocks: the
+  //    split-K kernel cannot use those SMs, and few tokens are bound by reading B, which every
+  //    SM then streams. H200 candidate sweep (docs/gemm.md, "The whole problem as stream-K"):
+  //    llama3_70b/qkv (80 tiles, 128 k-blocks) 1.22-1.40x at M 1-64, deepseek_v3/o and
+  //    qwen2.5_7b/down 1.03-1.08x; shorter shares went either way (deepseek_v3/kv_a, 4 k-blocks:
+  //    0.87-0.89x; qwen2.5_7b/qkv, 15: 0.96-0.97x; deepseek_v3/q_a, 10: 1.04-1.10x).
+  if (c.bm == 64 && c.cluster_size() == 1 && 10 * units * c.splits <= 9 * resident &&
+      units * k_blocks >= 24 * resident) {
+    c.splits = 1;
+    c.stream_k = true;
+    return c;
   }
   // 4. Stream-K when the last round of whole tiles is partial and long enough to be worth
   //    sharing: it must save >= 24 k-blocks of every cluster's time ((1 - tail / clusters) x

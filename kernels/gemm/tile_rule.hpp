@@ -11,7 +11,10 @@
 //                     (+ the fixup where the tile's k-blocks are shared by several pieces)
 //   k-block  = max(tensor time of bm x bn x 64 at the tile shape's rate,
 //                  bytes the CTA reads from L2 (its own rows; a multicast share counted once per
-//                  cluster) at one SM's share of L2 bandwidth)
+//                  cluster) at one SM's share of L2 bandwidth,
+//                  bytes new to the device at that k-block step of every item then running
+//                  (A rows and B columns no other of them reads at that step) at the DRAM
+//                  bandwidth; for the full rounds, the partial last one and the stream-K shares)
 //   epilogue = C tile bytes at one SM's store rate (ping-pong: hidden behind the other
 //              warpgroup's main loop, except its excess)
 //   DRAM floor = A + B + C (+ the partials written and read back) at the DRAM bandwidth
@@ -22,7 +25,8 @@
 // CTA), the per-tile fixed cost, and the memory-bound regime of few tokens (the feed and DRAM
 // terms). The constants are fitted to the H200 sweep (docs/results/gemm_candidates_h200.txt,
 // apps/gemm_rule.cpp fit); choose_config (gemm_config.hpp) is still the hand rule, which the model
-// does not yet beat on that data (docs/gemm.md, "The cost model beside the rule").
+// does not yet beat on that data or on the later sweep with whole-problem stream-K (docs/gemm.md,
+// "The cost model beside the rule", "The whole problem as stream-K").
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -36,7 +40,7 @@ namespace hopper::gemm {
 
 // Every configuration the library can run `p` with that is worth timing: each instance, with
 // 1 to 4 splits where the split work units still fit in one wave of num_sms / cluster CTAs, and
-// with a stream-K tail where whole tiles take more than one wave; none whose cluster covers more
+// with the stream-K schedule (a tail, or all of a problem of less than one wave); none whose cluster covers more
 // tiles than the problem has along a side (CTAs that would compute nothing). The space the rule
 // chooses from and the benchmark's sweep measures.
 inline std::vector<config> candidates(const problem& p, int num_sms) {
@@ -58,7 +62,10 @@ inline std::vector<config> candidates(const problem& p, int num_sms) {
       c.splits = splits;
       out.push_back(c);
     }
-    if (!c.pingpong && units > resident && units % resident != 0) {
+    // The stream-K schedule: a tail where whole tiles take more than one wave and the last is
+    // partial; all of the problem where its tiles fill less than one wave (every share at least
+    // 4 k-blocks, so that a share is more than its pipeline's fill).
+    if (!c.pingpong && (units < resident ? units * k_blocks >= 4 * resident : units % resident != 0)) {
       c.splits = 1;
       c.stream_k = true;
       out.push_back(c);
@@ -98,15 +105,16 @@ struct cost {
   config cfg;
   int clusters = 0;        // resident clusters the schedule assumes
   double rounds = 0;       // work items of the busiest cluster
-  double kblock_us = 0;    // one k-block
+  double kblock_us = 0;    // one k-block while every cluster runs
   double tensor_us = 0;    // its tensor time
   double feed_us = 0;      // its L2 feed time
+  double stream_us = 0;    // its DRAM share: the bytes new to the device per k-block step
   double epilogue_us = 0;  // one tile's epilogue (visible part)
   double cluster_us = 0;   // the busiest cluster
   double dram_us = 0;      // the DRAM floor
   double fixup_us = 0;     // fixups on the busiest cluster
   double total_us = 0;
-  const char* bound = "";  // "tensor", "feed" or "dram": what sets the time
+  const char* bound = "";  // "tensor", "feed", "stream" or "dram": what sets the time
 };
 
 namespace detail {
@@ -114,56 +122,125 @@ inline int rate_index(const config& c) {
   if (c.bm == 64) return 4;
   return c.bn == 256 ? 0 : c.bn == 192 ? 1 : c.bn == 128 ? 2 : 3;
 }
+
+// The operand bytes `count` concurrent work items starting at dp unit `first` (or, with
+// first < 0, the first stream-K piece of every cluster) read per k-block step that no other of
+// them reads at the same step: A rows and B columns of distinct (cluster row or column, k-block)
+// pairs. Items of one tile row at the same k-block share their A bytes through L2.
+inline double unique_step_bytes(const work_schedule& w, const config& c, int first, int count, double rows_a,
+                                double rows_b) {
+  std::vector<std::pair<int, int64_t>> rows, cols;
+  const auto add = [&](int tile, int64_t k) {
+    int r = 0, col = 0;
+    w.order.coords(tile, r, col);
+    rows.emplace_back(r, k);
+    cols.emplace_back(col, k);
+  };
+  for (int i = 0; i < count; ++i) {
+    if (first >= 0) {
+      const int unit = first + i;
+      add(unit / w.splits, split_k_range(w.k_blocks, w.splits, unit % w.splits).begin);
+    } else {
+      const int64_t it = w.sk_begin(i);
+      add(w.dp_tiles + int(it / w.k_blocks), it % w.k_blocks);
+    }
+  }
+  const auto distinct = [](std::vector<std::pair<int, int64_t>>& v) {
+    std::sort(v.begin(), v.end());
+    return double(std::unique(v.begin(), v.end()) - v.begin());
+  };
+  return (distinct(rows) * c.cluster_m * rows_a + distinct(cols) * c.cluster_n * rows_b) * k_block * 2;
+}
 }  // namespace detail
 
-// The predicted time of `c` on `p` with num_sms SMs (num_sms / cluster size resident clusters).
-inline cost predict(const config& c, const problem& p, int num_sms, const cost_constants& k = h200_constants) {
+// What the prediction of one candidate takes from its launch's schedule, independent of the
+// constants (so that a calibration computes it once): the rows of a tile that are real, the
+// busiest cluster's rounds and k-blocks, the bytes new to the device per k-block step in each
+// phase of the launch, and the launch's total DRAM bytes.
+struct cost_geometry {
+  config cfg;
+  int clusters = 0;
+  double rows_a = 0, rows_b = 0;        // real rows of an A tile, of a B tile
+  int full = 0, tail = 0;               // full rounds of dp units, clusters in the partial one
+  double dp_items = 0, dp_kblocks = 0;  // the busiest cluster's dp items, k-blocks of each
+  double sk_kblocks = 0, sk_pieces = 0;
+  double step_full = 0, step_tail = 0, step_sk = 0;  // unique bytes per k-block step
+  double c_bytes = 0;                                // one tile's real bytes of C
+  double dram_bytes = 0;                             // A + B + C + partials written and read
+};
+
+inline cost_geometry geometry(const config& c, const problem& p, int num_sms) {
   using detail::ceil_div;
-  cost r;
-  r.cfg = c;
+  cost_geometry g;
+  g.cfg = c;
   const int resident = int(std::max<int64_t>(1, std::min<int64_t>(num_sms / c.cluster_size(), max_resident_clusters)));
   const launch_schedule ls = make_schedule(p, c, resident);
   const work_schedule& w = ls.work;
-  r.clusters = w.clusters;
-  // One k-block: tensor time and L2 feed, from the rows the CTA's tile really has.
-  const double rows_a = double(std::min<int64_t>(c.bm, p.M)), rows_b = double(std::min<int64_t>(c.bn, p.N));
+  g.clusters = w.clusters;
+  g.rows_a = double(std::min<int64_t>(c.bm, p.M)), g.rows_b = double(std::min<int64_t>(c.bn, p.N));
+  const int dp_units = w.dp_units();
+  g.full = dp_units / w.clusters, g.tail = dp_units % w.clusters;
+  g.dp_items = double(ceil_div(dp_units, w.clusters));
+  g.dp_kblocks = double(ceil_div(w.k_blocks, w.splits));
+  if (g.full > 0) g.step_full = detail::unique_step_bytes(w, c, 0, w.clusters, g.rows_a, g.rows_b);
+  if (g.tail > 0) g.step_tail = detail::unique_step_bytes(w, c, g.full * w.clusters, g.tail, g.rows_a, g.rows_b);
+  if (w.dp_tiles < w.order.total()) {
+    g.sk_kblocks = double(ceil_div(w.sk_iters(), w.clusters));
+    g.sk_pieces = double(ceil_div(int64_t(g.sk_kblocks), w.k_blocks)) + 1;
+    g.step_sk = detail::unique_step_bytes(w, c, -1, w.clusters, g.rows_a, g.rows_b);
+  }
+  g.c_bytes = g.rows_a * g.rows_b * double(out_bytes(p.out));
+  g.dram_bytes = 2.0 * double(p.M) * double(p.K) + 2.0 * double(p.N) * double(p.K) +
+                 double(out_bytes(p.out)) * double(p.M) * double(p.N) + double(ls.partial_bytes(c)) * 2;
+  return g;
+}
+
+// The predicted time of a candidate from its geometry under constants `k`.
+inline cost predict(const cost_geometry& g, const cost_constants& k = h200_constants) {
+  const config& c = g.cfg;
+  cost r;
+  r.cfg = c;
+  r.clusters = g.clusters;
+  // One k-block: tensor time and L2 feed, from the rows the CTA's tile really has; and the DRAM
+  // share of the k-block step of the clusters running at once.
   const double rate = k.tflops_per_sm[detail::rate_index(c)] * (c.pingpong ? k.pingpong_rate : 1.0);  // TFLOP/s
   r.tensor_us = 2.0 * c.bm * c.bn * 64 / (rate * 1e6);
-  const double feed_bytes = (rows_a / c.cluster_n + rows_b / c.cluster_m) * 64 * 2;
-  r.feed_us = feed_bytes / k.l2_bytes_per_us;
-  r.kblock_us = std::max(r.tensor_us, r.feed_us);
+  r.feed_us = (g.rows_a / c.cluster_n + g.rows_b / c.cluster_m) * 64 * 2 / k.l2_bytes_per_us;
+  const double local_us = std::max(r.tensor_us, r.feed_us);
+  const auto kblock = [&](double step_bytes) { return std::max(local_us, step_bytes / k.dram_bytes_per_us); };
+  const double kb_full = kblock(g.step_full), kb_tail = kblock(g.step_tail), kb_sk = kblock(g.step_sk);
   // One tile's epilogue: its real rows and columns of C.
-  const double c_bytes = rows_a * double(std::min<int64_t>(c.bn, p.N)) * double(out_bytes(p.out));
-  const double epilogue = c_bytes / k.store_bytes_per_us;
+  const double epilogue = g.c_bytes / k.store_bytes_per_us;
   const double fixup = k.fixup_us + double(c.bm) * c.bn * 4 * 2 / k.fixup_bytes_per_us;
-  // The busiest cluster: cluster 0 takes the most whole items; every cluster's stream-K share is
-  // the same number of k-blocks, in at most a few pieces.
-  const double dp_items = double(ceil_div(w.dp_units(), w.clusters));
-  const double dp_kblocks = double(ceil_div(w.k_blocks, w.splits));
-  double sk_kblocks = 0, sk_pieces = 0;
-  if (w.dp_tiles < w.order.total()) {
-    sk_kblocks = double(ceil_div(w.sk_iters(), w.clusters));
-    sk_pieces = double(ceil_div(int64_t(sk_kblocks), w.k_blocks)) + 1;
-  }
-  r.rounds = dp_items + sk_pieces;
+  // The busiest cluster: cluster 0 takes the most whole items, the last of them perhaps in a
+  // partial round; every cluster's stream-K share is the same number of k-blocks, in at most a
+  // few pieces, while every cluster runs.
+  r.kblock_us = g.full > 0 ? kb_full : g.tail > 0 ? kb_tail : kb_sk;
+  r.stream_us = r.kblock_us > local_us ? r.kblock_us : 0;
+  r.rounds = g.dp_items + g.sk_pieces;
+  const double dp_loop_us = g.full * g.dp_kblocks * kb_full + (g.tail > 0 ? g.dp_kblocks * kb_tail : 0);
   if (c.pingpong) {
     // Two warpgroups alternate tiles: one's epilogue runs under the other's main loop.
-    const double main_us = k.tile_start_us + dp_kblocks * r.kblock_us;
+    const double main_us = k.tile_start_us + g.dp_kblocks * r.kblock_us;
     r.epilogue_us = std::max(0.0, epilogue - main_us);
-    r.cluster_us = dp_items * (main_us + r.epilogue_us) + epilogue;
+    r.cluster_us = g.dp_items * (k.tile_start_us + r.epilogue_us) + dp_loop_us + epilogue;
   } else {
     r.epilogue_us = epilogue;
-    r.fixup_us = (w.splits > 1 ? dp_items : 0) * fixup + sk_pieces * fixup;
-    r.cluster_us =
-        r.rounds * (k.tile_start_us + epilogue) + (dp_items * dp_kblocks + sk_kblocks) * r.kblock_us + r.fixup_us;
+    r.fixup_us = (c.splits > 1 ? g.dp_items : 0) * fixup + g.sk_pieces * fixup;
+    r.cluster_us = r.rounds * (k.tile_start_us + epilogue) + dp_loop_us + g.sk_kblocks * kb_sk + r.fixup_us;
   }
-  const double partials = double(ls.partial_bytes(c)) * 2;
-  const double dram_bytes = 2.0 * double(p.M) * double(p.K) + 2.0 * double(p.N) * double(p.K) +
-                            double(out_bytes(p.out)) * double(p.M) * double(p.N) + partials;
-  r.dram_us = dram_bytes / k.dram_bytes_per_us;
+  r.dram_us = g.dram_bytes / k.dram_bytes_per_us;
   r.total_us = k.launch_us + std::max(r.cluster_us, r.dram_us);
-  r.bound = r.dram_us > r.cluster_us ? "dram" : r.feed_us > r.tensor_us ? "feed" : "tensor";
+  r.bound = r.dram_us > r.cluster_us  ? "dram"
+            : r.stream_us > 0         ? "stream"
+            : r.feed_us > r.tensor_us ? "feed"
+                                      : "tensor";
   return r;
+}
+
+// The predicted time of `c` on `p` with num_sms SMs (num_sms / cluster size resident clusters).
+inline cost predict(const config& c, const problem& p, int num_sms, const cost_constants& k = h200_constants) {
+  return predict(geometry(c, p, num_sms), k);
 }
 
 // Every candidate's prediction, cheapest first.

@@ -68,14 +68,17 @@ struct work_item {
 };
 
 // How many of `total` cluster tiles, walked by `clusters` clusters in rounds, go to the stream-K
-// region at the end instead of running whole: none when the rounds come out even or there is
-// less than one round; the last, partial round when it holds at least a third of the clusters (a
-// tile is then cut in at most about three pieces); otherwise that short round together with the
-// full round before it, so that every share is at least a whole tile long and no tile is cut in
-// more than two pieces (the "two-tile" hybrid: a fixup per cluster, not one per k-block or two).
+// region at the end instead of running whole: every tile when there is less than one round (the
+// whole problem is shared, so that no cluster idles while others compute whole tiles); none when
+// the rounds come out even; the last, partial round when it holds at least a third of the
+// clusters (a tile is then cut in at most about three pieces); otherwise that short round together
+// with the full round before it, so that every share is at least a whole tile long and no tile is
+// cut in more than two pieces (the "two-tile" hybrid: a fixup per cluster, not one per k-block or
+// two).
 HOPPER_HD int stream_k_region(int total, int clusters) {
+  if (total < clusters) return total;
   const int tail = total % clusters;
-  if (total < clusters || tail == 0) return 0;
+  if (tail == 0) return 0;
   return 3 * tail >= clusters ? tail : tail + clusters;
 }
 

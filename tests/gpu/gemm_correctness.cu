@@ -543,6 +543,42 @@ TEST(GemmStreamK, TailSharedByAllClusters) {
   }
 }
 
+// Fewer cluster tiles than resident clusters: with stream_k the whole problem is shared, every
+// cluster taking an equal share of all k-blocks (tiles in 2 to about 35 pieces, shares crossing tiles).
+TEST(GemmStreamK, WholeProblemSharedBelowOneWave) {
+  HOPPER_REQUIRE_SM90();
+  struct cs {
+    int64_t m, n, k;
+    config c;
+    major a, b;
+    out_type o;
+  };
+  const cs cases[] = {{1, 6144, 4096, rows64(1), major::k, major::k, out_type::bf16},
+                      {8, 4608, 3584, rows64(1), major::k, major::mn, out_type::f32},
+                      {64, 10240, 8192, forced(256, 1), major::k, major::k, out_type::bf16},
+                      {256, 4608, 3584, forced(128, 2), major::mn, major::k, out_type::bf16},
+                      {4096, 576, 7168, forced(192, 1), major::k, major::k, out_type::bf16},
+                      {1000, 600, 2000, forced(128, 1, 1, 2), major::k, major::mn, out_type::f32},
+                      {136, 72, 3000, forced(64, 1), major::mn, major::mn, out_type::bf16}};
+  int salt = 1400;
+  for (const cs& t : cases) {
+    config c = t.c;
+    c.stream_k = true;
+    const problem p = make(t.m, t.n, t.k, t.a, t.b, t.o);
+    SCOPED_TRACE(::testing::Message() << t.m << "x" << t.n << "x" << t.k << " bm " << c.bm << " bn " << c.bn
+                                      << " cluster " << c.cluster_m << " x " << c.cluster_n);
+    device_problem d;
+    ASSERT_TRUE(setup(d, p, salt % 2 ? dist::normal : dist::uniform, salt));
+    hopper::gemm::plan g(p, d.a, d.b, d.c, &c);
+    const hopper::gemm::work_schedule& w = g.layout().schedule.work;
+    EXPECT_EQ(w.dp_tiles, 0) << "the case should share the whole problem";
+    EXPECT_GT(w.clusters, w.order.total()) << "more clusters than tiles";
+    check(p, salt % 2 ? dist::normal : dist::uniform, &c, true, salt);
+    ++salt;
+    if (HasFatalFailure()) return;
+  }
+}
+
 // ---- layouts and output type -------------------------------------------------------------------
 
 TEST(GemmLayouts, EveryMajorCombination) {

@@ -293,9 +293,30 @@ TEST(GemmConfig, StreamKOnlyForLongPartialLastRounds) {
     EXPECT_FALSE(choose_config(make(m, n, k), sms).stream_k) << m << "x" << n << "x" << k;
 }
 
+// Few tokens on 64-row tiles: the whole problem is stream-K where the split tiles leave more than a
+// tenth of the SMs idle and every cluster's share is at least 24 k-blocks.
+TEST(GemmConfig, WholeProblemStreamKForFewTokensOnIdleSMs) {
+  const int sms = 132;
+  for (int m : {1, 8, 32, 64}) {
+    const config c = choose_config(make(m, 10240, 8192), sms);  // 80 tiles, 128 k-blocks: shares of 77
+    EXPECT_EQ(c.bm, 64) << m;
+    EXPECT_TRUE(c.stream_k) << m;
+    EXPECT_EQ(c.splits, 1) << m;
+    const launch_schedule ls = make_schedule(make(m, 10240, 8192), c, sms);
+    EXPECT_EQ(ls.work.dp_tiles, 0) << m;
+    EXPECT_EQ(ls.work.clusters, sms) << m;
+  }
+  EXPECT_TRUE(choose_config(make(1, 7168, 16384), sms).stream_k);     // 56 tiles x 2 splits: 112 of 132
+  EXPECT_FALSE(choose_config(make(1, 4096, 14336), sms).stream_k);    // 32 tiles x 4 splits: 128 of 132
+  EXPECT_FALSE(choose_config(make(8, 4608, 3584), sms).stream_k);     // 36 tiles x 56 k-blocks: shares of 15
+  EXPECT_FALSE(choose_config(make(1, 576, 7168), sms).stream_k);      // 5 tiles: shares of 4
+  EXPECT_FALSE(choose_config(make(128, 10240, 8192), sms).stream_k);  // 128-row tiles: whole or split
+}
+
 TEST(GemmWorkSchedule, ShortLastRoundJoinsTheRoundBefore) {
-  EXPECT_EQ(stream_k_region(132, 66), 0);        // even rounds
-  EXPECT_EQ(stream_k_region(40, 66), 0);         // less than one round
+  EXPECT_EQ(stream_k_region(132, 66), 0);  // even rounds
+  EXPECT_EQ(stream_k_region(40, 66), 40);  // less than one round: all of it
+  EXPECT_EQ(stream_k_region(1, 132), 1);
   EXPECT_EQ(stream_k_region(896, 66), 38);       // 4096 x 14336: 38 >= 66 / 3
   EXPECT_EQ(stream_k_region(4096, 66), 4 + 66);  // 16384^2: a tail of 4
   EXPECT_EQ(stream_k_region(144, 66), 12 + 66);  // 3072^3

@@ -151,8 +151,8 @@ TEST(GemmModel, RowsEndingInsideAChunkWriteNothingPastN) {
   one(coop128{}, 130, split, 2);
 }
 
-// Split-K and the stream-K tail on the cooperative instances: the pieces of a tile meet in the
-// fp32 workspace and the last one sums them in slot order.
+// Split-K, the stream-K tail and the all-stream-K schedule on the cooperative instances: the
+// pieces of a tile meet in the fp32 workspace and the last one sums them in slot order.
 TEST(GemmModel, SplitKAndStreamK) {
   for_each_instance([](auto idx) {
     constexpr size_t I = decltype(idx)::value;
@@ -172,6 +172,13 @@ TEST(GemmModel, SplitKAndStreamK) {
       hg::config sk = config_of(in);
       sk.stream_k = true;
       expect_clean<T>(p, sk, 2, 31 + I);
+      // Fewer cluster tiles than clusters: the whole problem is shared. One tile's 4 k-blocks on 3
+      // clusters (pieces of 1, 1, 2), then two tiles on 3 (the middle share crosses the tiles).
+      p.M = int64_t(in.bm) * in.cluster_m;
+      ASSERT_EQ(hg::make_schedule(p, sk, 3).work.dp_tiles, 0);
+      expect_clean<T>(p, sk, 3, 41 + I);
+      p.M = int64_t(in.bm) * in.cluster_m * 2;
+      expect_clean<T>(p, sk, 3, 51 + I);
     }
   });
 }
