@@ -1,7 +1,10 @@
 // The GEMM on the shapes models run (gemm_corpus.hpp: C = A . W^T, A of M tokens) against cuBLAS
 // in the same process, sustained: operand sets rotated past L2, warm-up, then repeats of
 // back-to-back launches between one pair of CUDA events (as many launches as make about 2 ms,
-// 1 to 20), ours and cuBLAS interleaved repeat by repeat; the median of the repeats.
+// 1 to 20), ours and cuBLAS interleaved repeat by repeat; the median of the repeats. Each batch is
+// one CUDA graph of its launches, replayed: a launch of a few microseconds (few tokens) is
+// otherwise timed at the rate the host issues it, which differs between the libraries and
+// between host machines. HOPPER_GEMM_LAUNCH=stream times the launches issued one by one instead.
 //
 // One benchmark per entry, gemm_model/{model}/{layer}/M{m}, with the counters `ratio` (ours /
 // cuBLAS, by time), both TFLOP/s, the configuration the tile rule chose and, for the decode
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -121,6 +125,12 @@ void bench_entry(benchmark::State& state, const std::string& entry, int64_t M, i
   if (all_candidates)
     for (const g::config& c : g::candidates(p, sms)) add(c);
 
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  if (cublasSetStream(hopper_bench::cublas(), stream) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cublasSetStream failed on %s\n", entry.c_str());
+    std::exit(1);
+  }
   const float alpha = 1.f, beta = 0.f;
   const auto cublas_run = [&](int s) {
     // Column-major view of row-major C: C^T (N x M) = W (N x K, K-contiguous) . A^T.
@@ -134,29 +144,59 @@ void bench_entry(benchmark::State& state, const std::string& entry, int64_t M, i
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
-  int launches = 1;
-  const auto time_batch = [&](auto&& launch) {
-    BENCH_CUDA(cudaEventRecord(e0));
-    for (int i = 0; i < launches; ++i) launch(i % ops.size());
-    BENCH_CUDA(cudaEventRecord(e1));
+  const char* how = std::getenv("HOPPER_GEMM_LAUNCH");
+  const bool graphs = !(how && std::string(how) == "stream");
+  // A batch: `n` launches rotating the operand sets, one graph (or issued one by one).
+  struct batch {
+    std::function<void(int)> launch;
+    int n = 1;
+    cudaGraphExec_t exec = nullptr;
+  };
+  const auto make_batch = [&](std::function<void(int)> launch, int n) {
+    batch b{std::move(launch), n, nullptr};
+    if (!graphs) return b;
+    cudaGraph_t graph;
+    BENCH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < n; ++i) b.launch(i % ops.size());
+    BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
+    BENCH_CUDA(cudaGraphInstantiate(&b.exec, graph, 0));
+    BENCH_CUDA(cudaGraphDestroy(graph));
+    return b;
+  };
+  const auto time_batch = [&](const batch& b) {
+    BENCH_CUDA(cudaEventRecord(e0, stream));
+    if (b.exec)
+      BENCH_CUDA(cudaGraphLaunch(b.exec, stream));
+    else
+      for (int i = 0; i < b.n; ++i) b.launch(i % ops.size());
+    BENCH_CUDA(cudaEventRecord(e1, stream));
     BENCH_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
     BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    return double(ms) / launches;
+    return double(ms) / b.n;
   };
-  const auto ours = [&](const timed_config& t) { return [&t](int s) { BENCH_CUDA(t.plans[size_t(s)].run(0)); }; };
+  const auto ours = [&](const timed_config& t) {
+    return [&t, stream](int s) { BENCH_CUDA(t.plans[size_t(s)].run(stream)); };
+  };
   // Warm-up (clocks, caches, cuBLAS's heuristics, first-launch attributes), then the batch size.
-  for (int i = 0; i < 2; ++i) time_batch(cublas_run), time_batch(ours(configs[0]));
-  launches = std::clamp(int(kBatchMs / time_batch(ours(configs[0]))), 1, kMaxLaunchesPerEvent);
-  for (const timed_config& t : configs) time_batch(ours(t));
+  const batch cublas_one = make_batch(cublas_run, 1), rule_one = make_batch(ours(configs[0]), 1);
+  for (int i = 0; i < 2; ++i) time_batch(cublas_one), time_batch(rule_one);
+  const int launches = std::clamp(int(kBatchMs / time_batch(rule_one)), 1, kMaxLaunchesPerEvent);
+  const batch cublas_batch = make_batch(cublas_run, launches);
+  std::vector<batch> batches;
+  for (const timed_config& t : configs) batches.push_back(make_batch(ours(t), launches));
+  for (const batch& b : batches) time_batch(b);
   std::vector<double> t_cublas;
   for (auto _ : state) {
     for (int r = 0; r < kRepeats; ++r) {
-      t_cublas.push_back(time_batch(cublas_run));
-      for (timed_config& t : configs) t.ms.push_back(time_batch(ours(t)));
+      t_cublas.push_back(time_batch(cublas_batch));
+      for (size_t i = 0; i < configs.size(); ++i) configs[i].ms.push_back(time_batch(batches[i]));
     }
     state.SetIterationTime(hopper_bench::median(configs[0].ms) * 1e-3);
   }
+  for (const batch* b : {&cublas_one, &rule_one, &cublas_batch})
+    BENCH_CUDA(b->exec ? cudaGraphExecDestroy(b->exec) : cudaSuccess);
+  for (const batch& b : batches) BENCH_CUDA(b.exec ? cudaGraphExecDestroy(b.exec) : cudaSuccess);
   const double cublas_ms = hopper_bench::median(t_cublas);
   const double tf = p.flops() * 1e-9;  // TFLOP/s = flops * 1e-12 / (ms * 1e-3)
   const timed_config& rule = configs[0];
@@ -195,7 +235,8 @@ void bench_entry(benchmark::State& state, const std::string& entry, int64_t M, i
     state.counters["best_ratio"] = best_ratio;
     state.counters["candidates"] = double(configs.size());
   }
-  state.SetLabel("sustained; config " + hopper_bench::config_name(rule.cfg) +
+  state.SetLabel(std::string(graphs ? "sustained, graphs" : "sustained, stream") + "; config " +
+                 hopper_bench::config_name(rule.cfg) +
                  (all_candidates ? "; best " + hopper_bench::config_name(best->cfg) : std::string()));
   std::printf("RATIO %s %.3f ours=%.1f cublas=%.1f config=%s", entry.c_str(), ratio, tf / rule_ms, tf / cublas_ms,
               hopper_bench::config_name(rule.cfg).c_str());
@@ -209,6 +250,8 @@ void bench_entry(benchmark::State& state, const std::string& entry, int64_t M, i
   if (all_candidates) g_best[entry] = best_ratio;
   BENCH_CUDA(cudaEventDestroy(e0));
   BENCH_CUDA(cudaEventDestroy(e1));
+  cublasSetStream(hopper_bench::cublas(), nullptr);
+  BENCH_CUDA(cudaStreamDestroy(stream));
 }
 
 std::vector<int64_t> token_counts() {

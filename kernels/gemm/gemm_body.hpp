@@ -269,27 +269,83 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
   }
 }
 
+// The last piece's sum, in slot order 0, 1, ..., S - 1, of the float4s that the first L warps of
+// the warpgroup left in each of a fixup tile's S slots (`base`: slot 0, thread 0), spread over all
+// 128 threads: thread T sums the float4s T, T + 128, ... of the slot's [q][thread < 32 L] list,
+// G slots of J float4s per round of loads in flight, and puts each sum back in slot 0. With few
+// live rows (few tokens) this takes a round of loads or two instead of one per slot. The sums
+// are kept in the thread's own accumulators (their values are in its partial already), so the
+// registers this needs are those of the loads in flight.
+HOPPER_EXEC_CHECK_OFF
+template <int L, int ACC, class Tg>
+HOPPER_HD void spread_slot_sum(Tg& t, float (&acc)[ACC], gmem_of<Tg, typename Tg::f32x4> base, int S, int wg_thread) {
+  using f32x4 = typename Tg::f32x4;
+  constexpr int Q = ACC / 4, W = warpgroup_threads, LIVE = L * warp_threads, P = Q * L / 4;  // float4s per thread
+  constexpr int J = P < 8 ? P : 8, G = 8 / J;  // at most 8 float4s (32 registers) in flight
+  static_assert(Q * L % 4 == 0, "the live float4s split evenly over the warpgroup");
+  const auto at = [&](int j) {
+    const int i = wg_thread + W * j;
+    return (i / LIVE) * W + i % LIVE;
+  };
+  HOPPER_PRAGMA_UNROLL
+  for (int j0 = 0; j0 < P; j0 += J) {
+    for (int s0 = 0; s0 < S; s0 += G) {
+      f32x4 v[G][J];
+      HOPPER_PRAGMA_UNROLL
+      for (int g = 0; g < G; ++g)
+        if (s0 + g < S) {
+          HOPPER_PRAGMA_UNROLL
+          for (int j = 0; j < J; ++j) v[g][j] = t.ld_global_cg(base + size_t(s0 + g) * Q * W + at(j0 + j));
+        }
+      HOPPER_PRAGMA_UNROLL
+      for (int g = 0; g < G; ++g)
+        if (s0 + g < S) {
+          HOPPER_PRAGMA_UNROLL
+          for (int j = 0; j < J; ++j) {
+            float* a = acc + 4 * (j0 + j);
+            if (s0 + g == 0) {
+              a[0] = v[g][j].x, a[1] = v[g][j].y, a[2] = v[g][j].z, a[3] = v[g][j].w;
+            } else {
+              a[0] += v[g][j].x, a[1] += v[g][j].y, a[2] += v[g][j].z, a[3] += v[g][j].w;
+            }
+          }
+        }
+    }
+    HOPPER_PRAGMA_UNROLL
+    for (int j = 0; j < J; ++j) {
+      const float* a = acc + 4 * (j0 + j);
+      t.st_global_cg(base + at(j0 + j), f32x4{a[0], a[1], a[2], a[3]});
+    }
+  }
+}
+
 // Split-K / stream-K fixup for one consumer warpgroup (128 threads, its gemm_barrier::fixup) of fixup
-// CTA tile `tile`, piece `slot` of `slots`: stores its fp32 partial (each thread its ACC floats as
-// float4s, thread-interleaved so that every float4 step is one coalesced 2 KiB write), then thread
-// 0 counts the arrival. The warpgroup that completes the count reads every slot's partial back, in
-// slot order 0, 1, ..., into acc, resets the counter for the next launch and returns true (it
-// stores the tile); the others return false. Ordering with one gpu-scope operation per warpgroup:
-// the named barrier orders every thread's partial stores before thread 0, whose
-// atom.add.acq_rel.gpu releases them (cumulatively) and, in the last arriver, acquires the other
-// pieces' partials; the second barrier passes that on to the warpgroup's loads (ld.global.cg).
+// CTA tile `tile`, piece `slot` of `slots`: its first `live_count` warps (those whose rows start
+// below M) store their fp32 partial (each thread its ACC floats as float4s, thread-interleaved so
+// that every float4 step is one coalesced write of the live threads), then thread 0 counts the
+// arrival. The warpgroup that completes the count reads every slot's partial back, in slot order
+// 0, 1, ..., into acc, resets the counter for the next launch and returns true where the thread
+// holds rows of the tile to store (its warp is live); all others return false. With one or two live warps the sum is
+// spread over the whole warpgroup (spread_slot_sum) and read back from slot 0. Ordering with one gpu-scope operation
+// per warpgroup: the named barrier orders every thread's partial stores before thread 0, whose atom.add.acq_rel.gpu
+// releases them (cumulatively) and, in the last arriver, acquires the other pieces' partials; the second barrier passes
+// that on to the warpgroup's loads (ld.global.cg), and a third orders the spread sums before their owners load them.
 HOPPER_EXEC_CHECK_OFF
 template <int ACC, class Tg>
 HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p, int tile, int w, int slot, int S,
-                             int wg_thread, smem_of<Tg, int> flag) {
+                             int wg_thread, int live_count, smem_of<Tg, int> flag) {
   using f32x4 = typename Tg::f32x4;
   constexpr int Q = ACC / 4;            // float4 per thread
   constexpr int W = warpgroup_threads;  // the partial is thread-interleaved
-  const auto slots = p.partial + size_t(tile * consumer_warpgroups + w) * p.slot_stride * Q * W + wg_thread;
+  const bool live = wg_thread / warp_threads < live_count;
+  const auto base = p.partial + size_t(tile * consumer_warpgroups + w) * p.slot_stride * Q * W;
+  const auto slots = base + wg_thread;
   const auto mine = slots + size_t(slot) * Q * W;
-  HOPPER_PRAGMA_UNROLL
-  for (int q = 0; q < Q; ++q)
-    t.st_global_cg(mine + q * W, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
+  if (live) {
+    HOPPER_PRAGMA_UNROLL
+    for (int q = 0; q < Q; ++q)
+      t.st_global_cg(mine + q * W, f32x4{acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]});
+  }
   t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
   const auto counter = p.counters + tile * consumer_warpgroups + w;
   if (wg_thread == 0) {
@@ -303,6 +359,21 @@ HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p,
   // Nobody reads the flag again before the next fixup's first barrier has been passed by all.
   if (!last) return false;
   if (wg_thread == 0) counter.store(0, 0);  // every split of this tile has arrived: ready for next launch
+  if (live_count <= 2) {
+    if (live_count == 1)
+      spread_slot_sum<1>(t, acc, base, S, wg_thread);
+    else
+      spread_slot_sum<2>(t, acc, base, S, wg_thread);
+    t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
+    if (!live) return false;
+    HOPPER_PRAGMA_UNROLL
+    for (int q = 0; q < Q; ++q) {
+      const f32x4 v = t.ld_global_cg(slots + q * W);
+      acc[4 * q] = v.x, acc[4 * q + 1] = v.y, acc[4 * q + 2] = v.z, acc[4 * q + 3] = v.w;
+    }
+    return true;
+  }
+  if (!live) return false;
   // Chunks of 8 float4: 8 independent loads in flight per split without extra live registers
   // (unrolling the split loop too hoists more loads than the 232 registers hold: spills).
   HOPPER_PRAGMA_UNROLL
@@ -436,7 +507,7 @@ HOPPER_HD void consume_cooperative(const role_context<T, Tg, Pipe>& c, int w, in
     // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
     if (row0 < p.M && item.slots > 1 &&
         !split_k_fixup<T::ACC>(t, acc[0], p, item.fixup * T::CLUSTER + at.rank, w, item.slot, item.slots, wg_thread,
-                               sm.last_flag + w))
+                               live_warps(p.M - row0), sm.last_flag + w))
       continue;
     if (row0 >= p.M) continue;
     store_rows<T, 0, KEPT>(

@@ -51,7 +51,7 @@ struct config {
   int cluster_m = 2;      // CTAs along M sharing (multicasting) the B tile
   int cluster_n = 1;      // CTAs along N sharing (multicasting) the A tile
   int group_m = 8;        // cluster-rows per group of the grouped tile order
-  int splits = 1;         // split-K: k-ranges per tile, reduced in an fp32 workspace (1..4)
+  int splits = 1;         // split-K: k-ranges per tile, reduced in an fp32 workspace (1..max_splits)
   bool pingpong = false;  // each consumer warpgroup owns whole 128 x 128 tiles (bn 128, 6 stages, splits 1)
   bool stream_k = false;  // share the k-blocks of the last, partial round of tiles among all clusters
 
@@ -111,6 +111,10 @@ inline constexpr int64_t max_row_pitch_bytes = int64_t(1) << 40;
 // Work units (tiles x splits) the tile scheduler indexes in 32-bit ints, with room for its cursor
 // to step past the last one by a grid's worth.
 inline constexpr int64_t max_work_units = int64_t(1) << 30;
+// The most k-ranges split-K cuts a tile into: enough for a tile of few tokens and long K to cover
+// every SM (576 x 7168 in 64-wide tiles: 9 tiles x 14 splits on 132 SMs); the last piece reads
+// the partials of all of them back.
+inline constexpr int max_splits = 16;
 // The most clusters a schedule is walked by, far above what any device holds at once. The stream-K
 // walk multiplies an iteration (below 2 x 2^16 tiles x 2^25 k-blocks) by the clusters: below 2^59.
 inline constexpr int max_resident_clusters = 1 << 16;
@@ -184,7 +188,7 @@ inline void validate(const problem& p, const void* A, const void* B, const void*
 
 // Rejects a configuration no kernel computes for this problem, naming what is wrong: one that is
 // not in the instances table, ping-pong with split-K or a stream-K tail (it runs whole tiles),
-// splits outside 1..4 or beyond the k-blocks, split-K together with a stream-K tail (each cuts
+// splits outside 1..max_splits or beyond the k-blocks, split-K together with a stream-K tail (each cuts
 // the k-blocks its own way). A stream-K tail the grid turns out not to need is simply not used.
 inline void validate(const config& c, const problem& p) {
   using detail::fail;
@@ -203,8 +207,8 @@ inline void validate(const config& c, const problem& p) {
     fail("config pingpong with splits = " + s(c.splits) + (c.stream_k ? ", stream_k" : "") +
          " is not instantiated (ping-pong runs whole 128 x 128 tiles: no split-K, no stream-K)");
   const int64_t k_blocks = detail::ceil_div(p.K, c.bk);
-  if (c.splits < 1 || c.splits > 4 || c.splits > k_blocks)
-    fail("config splits = " + s(c.splits) + " must be 1..4 and at most the " + s(k_blocks) +
+  if (c.splits < 1 || c.splits > max_splits || c.splits > k_blocks)
+    fail("config splits = " + s(c.splits) + " must be 1.." + s(max_splits) + " and at most the " + s(k_blocks) +
          " k-blocks of K = " + s(p.K));
   if (c.stream_k && c.splits != 1)
     fail("config stream_k with splits = " + s(c.splits) +
@@ -242,6 +246,8 @@ inline void validate(const config& c, const problem& p) {
 // 5. Ping-pong (128 x 128 tiles, one per consumer warpgroup) when K <= 1024 with at least 8
 //    rounds of work, or when its wave efficiency (units over rounds x resident clusters) beats
 //    the cooperative tiles' by more than 1 / 0.95 (checked before step 4 in the code).
+// 6. Few tokens (M <= 128: one row of tiles) whose 64-row CTAs all fit in one wave: they are
+//    bound by streaming W, so they spread it over the SMs (below, before the steps above).
 // The rule assumes num_sms / cluster size resident clusters; the plan measures the real number
 // (cudaOccupancyMaxActiveClusters) and drops the stream-K tail where it no longer fits.
 inline config choose_config(const problem& p, int num_sms) {
@@ -250,6 +256,39 @@ inline config choose_config(const problem& p, int num_sms) {
   if (num_sms < 1) detail::fail("num_sms = " + std::to_string(num_sms) + " must be >= 1");
   config c;
   const int64_t tiles_m = ceil_div(p.M, 128);
+  // 4a. The whole problem as stream-K (every cluster an equal share of all k-blocks) for one row
+  //    of tiles at most 128 wide, clusters of 1, where the tiles with their splits still leave
+  //    more than a tenth of the SMs idle and every share is at least 24 k-blocks: the split-K
+  //    kernel cannot use those SMs, and few tokens are bound by reading B, which every SM then
+  //    streams. H200 candidate sweep (docs/gemm.md, "The whole problem as stream-K"):
+  //    llama3_70b/qkv (80 tiles, 128 k-blocks) 1.22-1.40x at M 1-64, deepseek_v3/o and
+  //    qwen2.5_7b/down 1.03-1.08x; shorter shares went either way (deepseek_v3/kv_a, 4 k-blocks:
+  //    0.87-0.89x; qwen2.5_7b/qkv, 15: 0.96-0.97x; deepseek_v3/q_a, 10: 1.04-1.10x). 256-wide
+  //    tiles shared so ran 1.03-1.4x slower than whole (deepseek_v3/q_b, llama3_70b/qkv at M 128).
+  const auto all_stream_k = [&](const config& t, int64_t units, int64_t k_blocks, int64_t resident) {
+    return tiles_m == 1 && t.bn <= 128 && t.cluster_size() == 1 && 10 * units * t.splits <= 9 * resident &&
+           units * k_blocks >= 24 * resident;
+  };
+  // 6. Few tokens: 64 x 128 tiles (M <= 64), or pairs of them on each 128 x 128 tile (clusters of
+  //    2 x 1 multicasting B), when every CTA fits in the first wave. The tiles leave SMs idle, and
+  //    time is the bytes of W over the rate of the SMs that read it: split K over more of them,
+  //    as many splits as fill the wave (<= max_splits), each at least one ring's depth plus one
+  //    k-block long, so that a split streams. Split only where the tiles alone fill at most a
+  //    third of the wave (a half for pairs): with 48 to 66 single tiles 2 splits ran 1-9% slower
+  //    than none or all-stream-K, while pairs of 28 to 32 gained 20-25% from 2 (H200 candidate
+  //    sweep, docs/gemm.md "Few tokens"). Step 4a may then take all-stream-K instead.
+  if (p.M <= 128) {
+    const int pair = p.M > 64 ? 2 : 1;
+    const int64_t tiles = ceil_div(p.N, 128);
+    if (tiles * pair <= num_sms) {
+      c.bm = 64, c.bn = 128, c.stages = 8, c.cluster_m = pair, c.cluster_n = 1;
+      const int64_t resident = std::max<int64_t>(1, num_sms / pair), fill = resident / tiles;
+      const int64_t k_blocks = ceil_div(p.K, c.bk), longest = k_blocks / (c.stages + 1);
+      if (fill >= 4 - pair) c.splits = int(std::max<int64_t>(1, std::min<int64_t>({max_splits, fill, longest})));
+      if (all_stream_k(c, tiles, k_blocks, resident)) c.splits = 1, c.stream_k = true;
+      return c;
+    }
+  }
   const int64_t tiles_256 = tiles_m * ceil_div(p.N, 256);
   if (2 * tiles_256 < num_sms || p.N <= 128) {
     c.bn = 128;
@@ -300,9 +339,11 @@ inline config choose_config(const problem& p, int num_sms) {
   // 128 x 192 tiles in clusters of 1 x 2 (A multicast) where 128 x 256 tiles quantize much worse
   // (wave efficiency below 0.95 of theirs): 3072^3 has 144 cluster tiles of 256 x 256 on 66
   // clusters (73% busy) against 192 of 128 x 384 (97%). Same cluster size, so the same clusters.
-  if (c.bn == 256 && c.splits == 1 && c.cluster_size() == 2 && ceil_div(p.N, 192) >= 2) {
+  if (c.bn == 256 && c.splits == 1 && c.cluster_size() <= 2 && ceil_div(p.N, 192) >= 2) {
     const int64_t units_192 = ceil_div(p.M, c.bm) * ceil_div(ceil_div(p.N, 192), 2);
-    if (0.95 * efficiency(units_192) > efficiency(units)) {
+    const int64_t resident_192 = std::max(1, num_sms / 2);
+    const double efficiency_192 = double(units_192) / double(ceil_div(units_192, resident_192) * resident_192);
+    if (0.95 * efficiency_192 > efficiency(units)) {
       c.bn = 192, c.stages = 4, c.cluster_m = 1, c.cluster_n = 2;
       units = units_192;
     }
@@ -326,16 +367,8 @@ inline config choose_config(const problem& p, int num_sms) {
       return c;
     }
   }
-  // 4a. The whole problem as stream-K (every cluster an equal share of all k-blocks) for the
-  //    64-row tiles of few tokens (M <= 64, clusters of 1) where the tiles with their splits still
-  //    leave more than a tenth of the SMs idle and every share is at least 24 k-blocks: the
-  //    split-K kernel cannot use those SMs, and few tokens are bound by reading B, which every
-  //    SM then streams. H200 candidate sweep (docs/gemm.md, "The whole problem as stream-K"):
-  //    llama3_70b/qkv (80 tiles, 128 k-blocks) 1.22-1.40x at M 1-64, deepseek_v3/o and
-  //    qwen2.5_7b/down 1.03-1.08x; shorter shares went either way (deepseek_v3/kv_a, 4 k-blocks:
-  //    0.87-0.89x; qwen2.5_7b/qkv, 15: 0.96-0.97x; deepseek_v3/q_a, 10: 1.04-1.10x).
-  if (c.bm == 64 && c.cluster_size() == 1 && 10 * units * c.splits <= 9 * resident &&
-      units * k_blocks >= 24 * resident) {
+  // 4a. (all_stream_k above)
+  if (all_stream_k(c, units, k_blocks, resident)) {
     c.splits = 1;
     c.stream_k = true;
     return c;

@@ -32,6 +32,13 @@ inline constexpr int operand_elem_bytes = 2;                                    
 // A k-block (one ring stage's depth): one swizzle row of bf16 along K.
 inline constexpr int k_block = int(swizzle_row_bytes) / operand_elem_bytes;  // 64
 inline constexpr int wgmma_m = 64, wgmma_k = 16;
+// Each warp of a warpgroup holds 16 of the accumulator's 64 rows (rows r and r + 8, r = lane / 4).
+inline constexpr int warp_acc_rows = wgmma_m / warpgroup_warps;  // 16
+// The warps of a warpgroup whose accumulator rows start below the problem's edge, `rows` (> 0)
+// rows from the warpgroup's first: the others hold only rows past M.
+constexpr int live_warps(int rows) {
+  return rows >= wgmma_m ? warpgroup_warps : (rows + warp_acc_rows - 1) / warp_acc_rows;
+}
 
 // A TMA box: {dims[0], dims[1]} in elements.
 struct operand_box {
@@ -80,7 +87,7 @@ struct operand_tile {
 // written by the warp's threads and stored by one TMA store; each warp has `buffers` of them.
 template <int OUT_BYTES>
 struct epilogue_box {
-  static constexpr int rows = wgmma_m / warpgroup_warps;  // 16
+  static constexpr int rows = warp_acc_rows;
   static constexpr int cols = int(swizzle_row_bytes) / OUT_BYTES;
   static constexpr uint32_t row_bytes = swizzle_row_bytes;
   static constexpr uint32_t bytes = uint32_t(rows) * row_bytes;

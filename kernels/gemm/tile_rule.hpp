@@ -39,7 +39,8 @@
 namespace hopper::gemm {
 
 // Every configuration the library can run `p` with that is worth timing: each instance, with
-// 1 to 4 splits where the split work units still fit in one wave of num_sms / cluster CTAs, and
+// 1 to 4 splits, and 6, 8, 12, 16 or the most of at least 4 k-blocks each, where the split work
+// units still fit in one wave of num_sms / cluster CTAs, and
 // with the stream-K schedule (a tail, or all of a problem of less than one wave); none whose cluster covers more
 // tiles than the problem has along a side (CTAs that would compute nothing). The space the rule
 // chooses from and the benchmark's sweep measures.
@@ -57,8 +58,12 @@ inline std::vector<config> candidates(const problem& p, int num_sms) {
     if (c.cluster_m > tiles_m || c.cluster_n > tiles_n) continue;
     const int64_t units = ceil_div(tiles_m, c.cluster_m) * ceil_div(tiles_n, c.cluster_n);
     const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
-    for (int splits = 1; splits <= (c.pingpong ? 1 : 4); ++splits) {
+    // Splits 1 to 4, then the larger counts that keep every split at least 4 k-blocks long: 6, 8,
+    // 12, 16 and the most that fit in the wave.
+    const int64_t most = std::min<int64_t>({max_splits, resident / units, k_blocks / 4});
+    for (int splits = 1; splits <= (c.pingpong ? 1 : max_splits); ++splits) {
       if (splits > k_blocks || (splits > 1 && units * splits > resident)) break;
+      if (splits > 4 && (splits > most || (splits % 4 != 0 && splits != 6 && splits != most))) continue;
       c.splits = splits;
       out.push_back(c);
     }

@@ -92,7 +92,7 @@ struct work_schedule {
   tile_scheduler order;
   int k_blocks;
   int clusters;  // resident clusters walking the schedule (the grid)
-  int splits;    // 1..4 (dp tiles only)
+  int splits;    // 1..max_splits of gemm_config.hpp (dp tiles only)
   int dp_tiles;  // == order.total() without a stream-K tail
 
   HOPPER_HD int dp_units() const { return dp_tiles * splits; }

@@ -503,6 +503,37 @@ TEST(GemmSplitK, ChosenForFewTilesVsCublas) {  // the rule picks pairs of half t
   check(make(128, 4096, 8192), dist::uniform, nullptr, true, 961);
 }
 
+// Few tokens and long K in up to max_splits pieces per tile: only the warps holding rows below M
+// leave partials, and the last piece spreads the sum over its warpgroup (one or two live warps)
+// or sums per thread (three or four). More work units than SMs in some cases (the persistent loop).
+TEST(GemmSplitK, ManySplitsFewTokens) {
+  HOPPER_REQUIRE_SM90();
+  struct cs {
+    int64_t m, n, k;
+    config c;
+    major b;
+    out_type o;
+  };
+  config narrow = forced(64, 1, 14);  // 128 x 64 tiles: 9 tiles x 14 splits of 576 x 7168
+  const cs cases[] = {{1, 576, 7168, narrow, major::k, out_type::bf16},
+                      {16, 576, 7168, rows64(1, 14), major::k, out_type::bf16},
+                      {24, 1536, 7168, rows64(1, 16), major::mn, out_type::f32},
+                      {40, 4096, 4096, rows64(1, 12), major::k, out_type::bf16},
+                      {64, 4096, 7000, rows64(1, 6), major::k, out_type::f32},
+                      {80, 600, 3000, forced(64, 1, 16), major::mn, out_type::bf16},
+                      {100, 256, 2048, forced(256, 1, 8), major::k, out_type::bf16},
+                      {8, 3584, 1100, rows64(2, 5), major::k, out_type::bf16}};
+  int salt = 970;
+  for (const cs& t : cases) {
+    const problem p = padded(make(t.m, t.n, t.k, major::k, t.b, t.o));
+    SCOPED_TRACE(::testing::Message() << t.m << "x" << t.n << "x" << t.k << " bm " << t.c.bm << " bn " << t.c.bn
+                                      << " cluster " << t.c.cluster_m << " splits " << t.c.splits);
+    check(p, salt % 2 ? dist::normal : dist::uniform, &t.c, true, salt);
+    ++salt;
+    if (HasFatalFailure()) return;
+  }
+}
+
 // ---- stream-K: the last partial round's k-blocks (with the round before, if short) shared by every cluster
 
 TEST(GemmStreamK, TailSharedByAllClusters) {
@@ -775,8 +806,8 @@ TEST(GemmValidation, PlanRejectsBadInput) {
   bad = forced(128, 2, 2);
   bad.pingpong = true;  // no split-K in ping-pong
   EXPECT_THROW(hopper::gemm::plan(make(256, 256, 1024), b16, b16, b16, &bad), std::invalid_argument);
-  bad = forced(128, 1, 5);  // splits 1..4
-  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 1024), b16, b16, b16, &bad), std::invalid_argument);
+  bad = forced(128, 1, hopper::gemm::max_splits + 1);  // splits 1..max_splits (K has 64 k-blocks)
+  EXPECT_THROW(hopper::gemm::plan(make(64, 64, 4096), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(128, 1, 3);  // more splits than the 2 k-blocks of K = 128
   EXPECT_THROW(hopper::gemm::plan(make(64, 64, 128), b16, b16, b16, &bad), std::invalid_argument);
   bad = forced(256, 2, 1, 2);  // no 2 x 2 clusters (docs/gemm.md says why)

@@ -221,7 +221,8 @@ TEST(GemmConfig, RuleOnlyPicksInstantiatedKernels) {
           EXPECT_LE(c.cluster_n, std::max<int64_t>(1, (n + c.bn - 1) / c.bn))
               << "a cluster column of CTAs without columns";
           EXPECT_GE(c.splits, 1);
-          EXPECT_LE(c.splits, 4);
+          EXPECT_LE(c.splits, max_splits);
+          EXPECT_NO_THROW(validate(c, make(m, n, k))) << m << "x" << n << "x" << k << " on " << sms << " SMs";
         }
 }
 
@@ -306,11 +307,18 @@ TEST(GemmConfig, WholeProblemStreamKForFewTokensOnIdleSMs) {
     EXPECT_EQ(ls.work.dp_tiles, 0) << m;
     EXPECT_EQ(ls.work.clusters, sms) << m;
   }
-  EXPECT_TRUE(choose_config(make(1, 7168, 16384), sms).stream_k);     // 56 tiles x 2 splits: 112 of 132
-  EXPECT_FALSE(choose_config(make(1, 4096, 14336), sms).stream_k);    // 32 tiles x 4 splits: 128 of 132
-  EXPECT_FALSE(choose_config(make(8, 4608, 3584), sms).stream_k);     // 36 tiles x 56 k-blocks: shares of 15
-  EXPECT_FALSE(choose_config(make(1, 576, 7168), sms).stream_k);      // 5 tiles: shares of 4
-  EXPECT_FALSE(choose_config(make(128, 10240, 8192), sms).stream_k);  // 128-row tiles: whole or split
+  EXPECT_TRUE(choose_config(make(1, 7168, 16384), sms).stream_k);   // 56 tiles x 2 splits: 112 of 132
+  EXPECT_FALSE(choose_config(make(1, 4096, 14336), sms).stream_k);  // 32 tiles x 4 splits: 128 of 132
+  EXPECT_FALSE(choose_config(make(8, 4608, 3584), sms).stream_k);   // 36 tiles x 56 k-blocks: shares of 15
+  EXPECT_FALSE(choose_config(make(1, 576, 7168), sms).stream_k);    // 5 tiles: shares of 4
+  // 128-row tiles too where they are at most 128 wide and in clusters of 1: 80 of 128 x 128.
+  const config rows128 = choose_config(make(128, 10240, 8192), sms);
+  EXPECT_TRUE(rows128.stream_k);
+  EXPECT_EQ(rows128.bm, 128);
+  EXPECT_EQ(rows128.bn, 128);
+  EXPECT_EQ(rows128.cluster_size(), 1);
+  // Never 256-wide tiles: 96 of 128 x 256 (deepseek_v3/q_b) stay whole.
+  EXPECT_FALSE(choose_config(make(128, 24576, 2048), sms).stream_k);
 }
 
 TEST(GemmWorkSchedule, ShortLastRoundJoinsTheRoundBefore) {
@@ -360,8 +368,10 @@ TEST(GemmConfig, ForcedConfigurationsAreCheckedByName) {
   c.bn = 128, c.stages = 6, c.pingpong = true, c.stream_k = true;
   EXPECT_NE(why(c, p).find("ping-pong runs whole 128 x 128 tiles"), std::string::npos) << why(c, p);
   c = config{};
-  c.splits = 5;
-  EXPECT_NE(why(c, p).find("splits = 5 must be 1..4"), std::string::npos) << why(c, p);
+  c.splits = hopper::gemm::max_splits + 1;
+  EXPECT_NE(why(c, p).find("splits = 17 must be 1..16"), std::string::npos) << why(c, p);
+  c.splits = 0;
+  EXPECT_NE(why(c, p).find("splits = 0 must be 1..16"), std::string::npos) << why(c, p);
   c.splits = 3;
   EXPECT_NE(why(c, make(64, 64, 128)).find("at most the 2 k-blocks of K = 128"), std::string::npos);
   c.splits = 2, c.stream_k = true;
@@ -513,7 +523,7 @@ TEST(GemmWorkSchedule, StridedTileWalksShareTheClustersWalk) {
 
 TEST(GemmSplitK, RangesCoverEveryKBlockOnceAndNeverEmpty) {
   for (int k_blocks : {1, 2, 3, 4, 5, 7, 8, 9, 16, 127, 128, 129})
-    for (int splits = 1; splits <= 4 && splits <= k_blocks; ++splits) {
+    for (int splits = 1; splits <= hopper::gemm::max_splits && splits <= k_blocks; ++splits) {
       int next = 0;
       for (int s = 0; s < splits; ++s) {
         const k_range r = split_k_range(k_blocks, splits, s);
@@ -566,9 +576,11 @@ TEST(GemmConfig, PairsOfHalfTilesInsteadOfOneHalvingOfKOrIdleClusters) {
     const config d = choose_config(make(m, n, k), sms);
     EXPECT_FALSE(d.bm == 64 || d.bn == 64) << m << "x" << n << "x" << k;
   }
-  c = choose_config(make(128, 5120, 8192), sms);
-  EXPECT_EQ(c.bm, 128);
-  EXPECT_EQ(c.splits, 3);
+  // One row of 128 x 128 tiles whose pairs fit in the wave: pairs, whatever K.
+  c = choose_config(make(128, 5120, 8192), sms);  // 40 tiles: 80 CTAs
+  EXPECT_EQ(c.bm, 64);
+  EXPECT_EQ(c.cluster_m, 2);
+  EXPECT_EQ(c.splits, 1);
 }
 
 // Where 128 x 128 tiles cover N in two and M in more, the cluster pairs them along N: one cluster
@@ -622,8 +634,8 @@ TEST(GemmConfig, PingPongWhereItHasManyRoundsOrBigTilesQuantizeBadly) {
 
 TEST(GemmConfig, SplitKOnlyForFewTilesWithLongK) {
   const int sms = 132;
-  EXPECT_EQ(choose_config(make(128, 8192, 2048), sms).splits, 1);  // 32 k-blocks: too short to split
-  const config c = choose_config(make(128, 5120, 8192), sms);      // 40 tiles: 3 splits fit in one wave, 4 do not
+  EXPECT_EQ(choose_config(make(256, 8192, 2048), sms).splits, 1);  // 32 k-blocks: too short to split
+  const config c = choose_config(make(256, 2560, 8192), sms);      // 20 cluster tiles: 3 splits fit in 66, 4 do not
   EXPECT_EQ(c.bm, 128);
   EXPECT_EQ(c.splits, 3);
   EXPECT_EQ(choose_config(make(512, 512, 512), sms).splits, 1);
@@ -646,4 +658,41 @@ TEST(GemmTileScheduler, GroupsSweepColumnsWithinAGroupOfRows) {
   s.coords(80, r, n);  // second group
   EXPECT_EQ(r, 8);
   EXPECT_EQ(n, 0);
+}
+
+// Few tokens (one row of tiles whose 64-row CTAs fit in the wave): as many splits as fill the wave,
+// each at least the ring's 8 stages plus one k-block long, where the tiles alone fill at most a
+// third of it (a half for pairs of 64 x 128 tiles on 128 x 128); else whole tiles or all-stream-K.
+TEST(GemmConfig, FewTokensSplitKOverTheWave) {
+  const int sms = 132;
+  struct want {
+    int64_t m, n, k;
+    int bm, cluster_m, splits;
+    bool stream_k;
+  };
+  for (const want& w :
+       std::vector<want>{{1, 576, 7168, 64, 1, 12, false},      // 5 tiles: 26 fit, 112 / 9 = 12 long enough
+                         {16, 1536, 7168, 64, 1, 11, false},    // 12 tiles: 11 fill the wave
+                         {8, 4096, 4096, 64, 1, 4, false},      // 32 tiles: 4 fill 128 SMs
+                         {1, 3584, 3584, 64, 1, 4, false},      // 28 tiles: 4 (shares of 14 k-blocks)
+                         {32, 4608, 3584, 64, 1, 3, false},     // 36 tiles: 3
+                         {64, 6144, 4096, 64, 1, 1, false},     // 48 tiles fill more than a third: whole
+                         {1, 8192, 8192, 64, 1, 1, true},       // 64 tiles, 128 k-blocks: all-stream-K
+                         {1, 3584, 18944, 64, 1, 1, true},      // 28 x 4 splits fill 112 of 132: all-stream-K
+                         {128, 4096, 4096, 64, 2, 2, false},    // 32 pairs: 2 splits
+                         {100, 1536, 7168, 64, 2, 5, false},    // 12 pairs: 5
+                         {128, 576, 7168, 64, 2, 12, false},    // 5 pairs: 13 fit, 12 long enough
+                         {128, 6144, 4096, 64, 2, 1, false},    // 48 pairs: whole
+                         {128, 3584, 448, 64, 2, 1, false}}) {  // 7 k-blocks: shorter than one ring
+    const config c = choose_config(make(w.m, w.n, w.k), sms);
+    const std::string at = std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k);
+    EXPECT_EQ(c.bm, w.bm) << at;
+    EXPECT_EQ(c.bn, 128) << at;
+    EXPECT_EQ(c.cluster_m, w.cluster_m) << at;
+    EXPECT_EQ(c.splits, w.splits) << at;
+    EXPECT_EQ(c.stream_k, w.stream_k) << at;
+    EXPECT_NO_THROW(validate(c, make(w.m, w.n, w.k))) << at;
+  }
+  // Fewer SMs: the same rule on the wave there (5 tiles on 16 SMs: 3 splits).
+  EXPECT_EQ(choose_config(make(1, 576, 7168), 16).splits, 3);
 }

@@ -183,6 +183,35 @@ TEST(GemmModel, SplitKAndStreamK) {
   });
 }
 
+// Few rows in many pieces: only the warps whose rows start below M leave partials, and the last
+// piece spreads the sum over its warpgroup (one or two live warps) or sums per thread (three or
+// four); the rows past M are never stored. 64-row tiles (M of 1 to 50: 1, 1, 2, 3 and 4 live
+// warps) in 8 splits of one k-block and as the whole problem on 5 clusters, and 128-row tiles
+// whose second warpgroup has 16 or 36 rows (1 and 3 live warps).
+TEST(GemmModel, SplitKFewRowsManyPieces) {
+  using T64 = traits_of<13, uint16_t, false, false>;  // 64 x 128, cluster 1
+  using T128 = traits_of<11, float, false, true>;     // 128 x 64, f32 out, B MN-major
+  static_assert(hg::instances[13].bm == 64 && hg::instances[13].cluster_m == 1 && hg::instances[11].bn == 64);
+  hg::problem p;
+  p.N = 128, p.K = 7 * 64 + 16;  // 8 k-blocks, the last ragged
+  for (int64_t m : {1, 9, 17, 33, 50}) {
+    p.M = m;
+    hg::config cf = config_of(hg::instances[13]);
+    cf.splits = 8;
+    expect_clean<T64>(p, cf, 8, 60 + uint64_t(m));
+    cf.splits = 1, cf.stream_k = true;
+    ASSERT_EQ(hg::make_schedule(p, cf, 5).work.dp_tiles, 0);
+    expect_clean<T64>(p, cf, 5, 70 + uint64_t(m));
+  }
+  p.N = 104, p.K = 5 * 64, p.out = hg::out_type::f32, p.b_major = hg::major::mn;
+  for (int64_t m : {80, 100}) {
+    p.M = m;
+    hg::config cf = config_of(hg::instances[11]);
+    cf.splits = 5;
+    expect_clean<T128>(p, cf, 3, 80 + uint64_t(m));
+  }
+}
+
 // The smallest cluster case under many scheduler seeds, and under the schedules in which one of
 // its two CTAs runs only when the other cannot (a peer far behind or far ahead).
 TEST(GemmModel, ClusterOf2ManySeedsAndSlowPeers) {
