@@ -15,7 +15,8 @@
 //   CAND <entry> M N K bm bn stages cluster_m cluster_n splits pingpong stream_k <ms> <cublas ms> <config>
 // the data the tile rule's cost model is calibrated on (apps/gemm_rule.cpp reads these lines);
 // `best_ratio` is then the fastest one's. The rule's own choice is timed first.
-// HOPPER_GEMM_MODELS_M=64,1024 keeps only those token counts.
+// HOPPER_GEMM_MODELS_M=64,1024 keeps only those token counts; HOPPER_GEMM_OFFGRID=1, 2, 3 or a
+// combination ("123") adds those sets of off-grid shapes of gemm_corpus.hpp (gemm_offgrid/MxNxK).
 //
 // Prints per entry:  RATIO <entry> <ours/cublas> ours=<TFLOP/s> cublas=<TFLOP/s> config=<name>
 // and at the end:    SUMMARY gemm_model prefill geomean <x> over <n> entries (min <y> at <entry>)
@@ -54,7 +55,7 @@ constexpr int kMaxLaunchesPerEvent = 20;
 constexpr double kRotateBytes = 200e6;  // > 3x the 60 MB L2
 constexpr double kHbmBytesPerS = 4.3e12;
 
-std::map<std::string, double> g_prefill, g_decode, g_named, g_best;  // entry -> ratio
+std::map<std::string, double> g_prefill, g_decode, g_named, g_offgrid, g_best;  // entry -> ratio
 
 bool same(const g::config& a, const g::config& b) {
   return a.bm == b.bm && a.bn == b.bn && a.stages == b.stages && a.cluster_m == b.cluster_m &&
@@ -280,6 +281,13 @@ void register_all() {
   for (const int64_t M : token_counts())
     for (const model_layer& l : hopper_bench::model_layers())
       add(hopper_bench::corpus_name(l, M), M, l.N, l.K, M <= 32 ? &g_decode : &g_prefill);
+  // HOPPER_GEMM_OFFGRID=1, 2, 3 or any of them together ("123"): those off-grid sets too.
+  if (const char* o = std::getenv("HOPPER_GEMM_OFFGRID"))
+    for (int set : {1, 2, 3})
+      if (std::string(o).find(char('0' + set)) != std::string::npos)
+        for (const hopper_bench::shape& s : hopper_bench::offgrid_shapes(set))
+          add("gemm_offgrid/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K), s.M, s.N,
+              s.K, &g_offgrid);
   // With the candidates, bench_gemm's shapes too: the rule must keep them.
   if (all_candidates)
     for (const hopper_bench::shape& s : hopper_bench::benchmark_shapes())
@@ -306,6 +314,7 @@ int main(int argc, char** argv) {
   summary("prefill", g_prefill);
   summary("decode", g_decode);
   summary("bench_gemm shapes", g_named);
+  summary("off-grid shapes", g_offgrid);
   summary("best candidate (all M)", g_best);
   return 0;
 }

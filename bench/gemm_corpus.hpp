@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hopper_bench {
@@ -22,6 +23,31 @@ inline const std::vector<shape>& benchmark_shapes() {
       {1024, 1024, 1024, false},   {3072, 3072, 3072, false}, {6144, 6144, 6144, false}, {12288, 12288, 12288, false},
       {16384, 16384, 16384, false}};
   return shapes;
+}
+
+// Off-grid shapes, held out from the tile rule's calibration: every combination of token counts
+// and weight shapes that no sweep and no model entry above has (dimensions that are multiples of
+// 32 or 64 between the powers of two, some from other public models: 11008 and 13824 are
+// Llama-2 7B and 13B MLP widths, 2880 and 5120 hidden sizes). Each M meets every (N, K). Each set
+// was held out from the rule's corrections made before it was first measured, and only from those
+// (docs/gemm.md, "Off the grid").
+inline std::vector<shape> offgrid_shapes(int set) {
+  std::vector<int64_t> ms;
+  std::vector<std::pair<int64_t, int64_t>> nk;
+  if (set == 1) {
+    ms = {24, 96, 192, 384, 1536};
+    nk = {{320, 2880}, {704, 5120}, {1344, 4096}, {2880, 2880}, {5120, 13824}, {11008, 4096}};
+  } else if (set == 2) {
+    ms = {40, 160, 320, 640, 2304};
+    nk = {{448, 3072}, {960, 6144}, {1728, 2560}, {3456, 4608}, {6912, 3072}, {13824, 5120}};
+  } else {
+    ms = {48, 224, 448, 832, 3200};
+    nk = {{384, 4096}, {832, 3584}, {2112, 2048}, {4224, 5632}, {7680, 2560}, {17920, 3072}};
+  }
+  std::vector<shape> out;
+  for (int64_t m : ms)
+    for (const auto& [n, k] : nk) out.push_back({m, n, k, false});
+  return out;
 }
 
 struct model_layer {

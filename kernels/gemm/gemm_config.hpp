@@ -229,16 +229,18 @@ inline void validate(const config& c, const problem& p) {
 //    first wave: the best ratio of tensor work to shared-memory traffic (m64n256k16). Otherwise
 //    128 x 128 tiles with 6 stages (32 KiB each) double the number of tiles (1024^3: 0.97x of
 //    cuBLAS against 0.72x with 128 x 256; 2048^3 keeps 128 x 256: 0.95x against 0.86x).
-// 2. Clusters of 2 CTAs along M multicast the B tile whenever there are at least two M tiles
+// 2. Clusters of 2 CTAs along M multicast the B tile whenever there are at least two M tiles (but
+//    not an odd number below 7)
 //    (along N, multicasting A, where 128-wide tiles cover N in two and M in more).
 //    (Step 0 in the code: narrow problems, one side at most 64 or 128, take the narrower tile.)
 // 3. Split-K only when the tiles still leave more than half of the SMs idle and K is long enough
-//    that every split keeps >= 32 k-blocks: the fixup (an fp32 partial written, a fence, a count,
+//    that every split keeps >= 16 k-blocks: the fixup (an fp32 partial written, a fence, a count,
 //    the partials read back by the last split) costs several microseconds per tile, which only a
-//    long main loop hides. Splits: the most (<= 4) whose work units still fit in one wave. So
-//    128 x 8192 x 8192 would run 64 tiles x 2 splits (375 TFLOP/s against 349 unsplit; step 3b
-//    does better); 1024^3, 3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x,
-//    0.76x and 0.37x of the unsplit kernel there).
+//    long main loop hides. Splits: the most (<= max_splits) whose work units still fit in one
+//    wave. 1024^3, 3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x, 0.76x
+//    and 0.37x of the unsplit kernel there). With 4 splits of at least 32 k-blocks the limit,
+//    deepseek_v3/q_a/M256 (12 cluster tiles, 112 k-blocks) ran 3 splits, 1.12x slower than 5
+//    (run 97), deepseek_v3/kv_a/M256 (5) 1.18x slower than 6.
 // 3b. Pairs of half tiles (64 x 128 in clusters of 2 x 1, or 128 x 64 in 1 x 2) on 128 x 128
 //    tiles, instead of one halving of K or where the tiles leave half the machine idle.
 // 4. A stream-K region where the last round is partial and long (below), for what step 5 leaves
@@ -294,7 +296,18 @@ inline config choose_config(const problem& p, int num_sms) {
     c.bn = 128;
     c.stages = 6;
   }
-  c.cluster_m = tiles_m >= 2 ? 2 : 1;
+  // Clusters of 2 along M, except for an odd number of tile rows where the last cluster row's
+  //    CTA with no rows is more than an eighth of all CTAs (below 7 rows) or makes a second round
+  //    of work out of tiles that fit in one wave (off-grid sweeps, runs 98 and 100:
+  //    384 x 5120 x 13824 ran 1.83x, 384 x 11008 x 4096 1.67x, 832 x 2112 x 2048 1.59x and
+  //    384 x 2880 x 2880 1.26x slower in 2 x 1 clusters than in clusters of 1).
+  {
+    const int64_t tiles_n = ceil_div(p.N, c.bn);
+    const bool one_wave = tiles_m * tiles_n <= num_sms;
+    const bool second_round = one_wave && ceil_div(tiles_m, 2) * tiles_n > num_sms / 2;
+    const bool idle_row = tiles_m % 2 == 1 && (tiles_m < 7 || second_round);
+    c.cluster_m = tiles_m >= 2 && !idle_row ? 2 : 1;
+  }
   c.cluster_n = 1;
   // 0. Never a tile wider than a narrow problem where a narrower instance exists: M <= 64 takes
   //    64 x 128 tiles, else N <= 64 takes 128 x 64 (N <= 128 takes 128 x 128 above). One tile
@@ -304,6 +317,23 @@ inline config choose_config(const problem& p, int num_sms) {
   } else if (p.N <= 64) {
     c.bn = 64, c.stages = 8;
     c.cluster_m = 1;  // 128 x 64 tiles come in clusters of 1 x 1 or 1 x 2 only
+  }
+  // 0b. Half-empty edges: where the last 128-wide tile along N (else along M) would be at most
+  //     half full, its waste at least a twelfth of the tiles' columns (rows), and the 64-wide
+  //     tiles that cover that edge exactly take at most half of the wave, 128 x 64 (64 x 128)
+  //     tiles in clusters of 1, which then split K over the wave (step 3). Off-grid sweep (run
+  //     99): 384 x 704 x 5120 1.33x, 640 x 448 x 3072 1.29x, 1536 x 320 x 2880 1.27x,
+  //     320 x 960 x 6144 1.13x and deepseek_v3/kv_a/M256-512 (N = 576) 1.23-1.64x faster than
+  //     the 128 x 128 choice; N = 960 (a sixteenth wasted) keeps 128 x 128 tiles.
+  if (c.bm == 128 && c.bn == 128) {
+    const auto half_edge = [](int64_t x) {
+      const int64_t r = x % 128;
+      return r > 0 && r <= 64 && 12 * (128 - r) >= ceil_div(x, 128) * 128;
+    };
+    if (half_edge(p.N) && 2 * tiles_m * ceil_div(p.N, 64) <= num_sms)
+      c.bn = 64, c.stages = 8, c.cluster_m = 1, c.cluster_n = 1;
+    else if (half_edge(p.M) && 2 * ceil_div(p.M, 64) * ceil_div(p.N, 128) <= num_sms)
+      c.bm = 64, c.stages = 8, c.cluster_m = 1, c.cluster_n = 1;
   }
   // 128 x 128 tiles where N spans exactly two of them (and M more than two): the pair goes along N
   // (A multicast), so that a cluster covers all of N and each A tile is read once. 8192 x 256 x
@@ -317,17 +347,24 @@ inline config choose_config(const problem& p, int num_sms) {
   const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
   const int64_t k_blocks = ceil_div(p.K, c.bk);
   if (2 * units <= resident)
-    while (c.splits < 4 && units * (c.splits + 1) <= resident && k_blocks >= 32 * (c.splits + 1)) ++c.splits;
+    c.splits = int(std::max<int64_t>(1, std::min<int64_t>({max_splits, resident / units, k_blocks / 16})));
   // 3b. Pairs of half tiles: a 128 x 128 tile computed by two CTAs of a cluster, 64 x 128 each
   //     in a cluster of 2 x 1 (the pair multicasts B), or 128 x 64 each in 1 x 2 (A) where N is
   //     a single 128-wide tile. Twice the CTAs on the same tiles, reading the same bytes. Taken
   //     instead of one halving of K (splits even: half as many k-ranges meet in the fixup, none
-  //     for 2), or where the tiles leave more than half of the clusters idle and K is too short to
-  //     split. 128 x 8192 x 8192, one launch: 42.4 us with 2 splits, 38.5 paired (cuBLAS 37.3);
-  //     1024^3 10.4 / 8.8. The DRAM-bound 2-split shapes are slower paired at the base clock; they
-  //     run at 1980 MHz, so the rule follows the unlocked clock there (docs/gemm.md, step 4b).
-  if (c.bm == 128 && c.bn == 128 && (c.splits % 2 == 0 || (c.splits == 1 && 2 * units <= resident))) {
-    if (ceil_div(p.N, 128) == 1 && tiles_m > 1)
+  //     for 2) where the halved splits would be shorter than 48 k-blocks (64-row pairs; 128 x 64
+  //     pairs at any length, as measured before), or where the tiles leave more than half of the
+  //     clusters idle and K is too short to split. 1024^3, one launch: 10.4 us split, 8.8
+  //     paired. With 2 rows of tiles or more, a 64-row CTA's k-block is slower than half of a
+  //     128-row one's, and the 128 x 128 clusters of 2 x 1 already multicast B: 2 splits of
+  //     56-148 k-blocks ran 1.11-1.34x faster than pairs (run 97: deepseek_v3/expert_gate_up and
+  //     q_a, llama3_8b/down, qwen2.5_7b/down at M 256-512), while halves of 28-32 k-blocks
+  //     (llama3_8b/o, qwen2.5_7b/o at M 256) ran 1.02x slower than pairs (docs/gemm.md, "Off the grid").
+  const bool pairs_along_n = ceil_div(p.N, 128) == 1 && tiles_m > 1;
+  if (c.bm == 128 && c.bn == 128 &&
+      ((c.splits % 2 == 0 && (pairs_along_n || ceil_div(k_blocks, c.splits) < 48)) ||
+       (c.splits == 1 && 2 * units <= resident))) {
+    if (pairs_along_n)
       c.bn = 64, c.cluster_m = 1, c.cluster_n = 2;
     else
       c.bm = 64, c.cluster_m = 2, c.cluster_n = 1;

@@ -638,6 +638,18 @@ TEST(GemmConfig, SplitKOnlyForFewTilesWithLongK) {
   const config c = choose_config(make(256, 2560, 8192), sms);      // 20 cluster tiles: 3 splits fit in 66, 4 do not
   EXPECT_EQ(c.bm, 128);
   EXPECT_EQ(c.splits, 3);
+  // Splits of at least 16 k-blocks, as many as fill the wave: 12 cluster tiles of 112 k-blocks, 5.
+  EXPECT_EQ(choose_config(make(256, 1536, 7168), sms).splits, 5);
+  // Two rows of tiles: 2 long splits stay on 128 x 128 (halves of 112 k-blocks); 2 short ones
+  // (halves of 32) become pairs of 64 x 128 tiles.
+  const config long_halves = choose_config(make(256, 4096, 14336), sms);
+  EXPECT_EQ(long_halves.bm, 128);
+  EXPECT_EQ(long_halves.cluster_m, 2);
+  EXPECT_EQ(long_halves.splits, 2);
+  const config short_halves = choose_config(make(256, 4096, 4096), sms);
+  EXPECT_EQ(short_halves.bm, 64);
+  EXPECT_EQ(short_halves.cluster_m, 2);
+  EXPECT_EQ(short_halves.splits, 1);
   EXPECT_EQ(choose_config(make(512, 512, 512), sms).splits, 1);
   EXPECT_EQ(choose_config(make(3072, 3072, 3072), sms).splits, 1);  // 3 waves already
   EXPECT_EQ(choose_config(make(8192, 8192, 1024), sms).splits, 1);
@@ -695,4 +707,49 @@ TEST(GemmConfig, FewTokensSplitKOverTheWave) {
   }
   // Fewer SMs: the same rule on the wave there (5 tiles on 16 SMs: 3 splits).
   EXPECT_EQ(choose_config(make(1, 576, 7168), 16).splits, 3);
+}
+
+// An odd number of tile rows below 7 runs in clusters of 1 along M (a 2 x 1 cluster row would hold
+// an idle CTA, more than an eighth of them); even counts and 7 or more keep a pair of CTAs (along
+// M, or along N with 128 x 192 tiles).
+TEST(GemmConfig, NoClusterRowOfIdleCtas) {
+  const int sms = 132;
+  for (int64_t n : {5120, 11008}) {
+    for (int64_t m : {257, 384, 640}) {
+      const config c = choose_config(make(m, n, 4096), sms);
+      EXPECT_EQ(c.cluster_m, 1) << m << " x " << n;
+      EXPECT_EQ(c.cluster_size(), 1) << m << " x " << n;
+    }
+    for (int64_t m : {256, 512, 768, 896, 1536, 8192})
+      EXPECT_EQ(choose_config(make(m, n, 4096), sms).cluster_size(), 2) << m << " x " << n;
+  }
+  // 7 rows of 17 tiles fit in one wave of 132 SMs as clusters of 1, not as 4 x 17 clusters of 2.
+  EXPECT_EQ(choose_config(make(832, 2112, 2048), sms).cluster_size(), 1);
+  EXPECT_EQ(choose_config(make(896, 17920, 3072), sms).cluster_size(), 2);  // many rounds either way
+}
+
+// Half-empty edges: a last 128-wide tile at most half full, wasting at least a twelfth of the
+// columns (rows), takes 64-wide tiles in clusters of 1 where they fit in half of the wave.
+TEST(GemmConfig, HalfEmptyEdgesTakeTheNarrowerTile) {
+  const int sms = 132;
+  struct want {
+    int64_t m, n, k;
+    int bm, bn, splits;
+  };
+  for (const want& w :
+       std::vector<want>{{384, 704, 5120, 128, 64, 4},    // N: 64 of 768 columns wasted; 33 tiles of 128 x 64, 4 splits
+                         {256, 576, 7168, 128, 64, 7},    // deepseek_v3/kv_a/M256: 18 tiles, 7 splits of 16 k-blocks
+                         {1536, 320, 2880, 128, 64, 2},   // 60 tiles of 128 x 64
+                         {320, 960, 6144, 64, 128, 3},    // M: 64 of 384 rows wasted (N wastes a sixteenth: kept)
+                         {640, 960, 6144, 128, 128, 3},   // neither edge
+                         {2304, 448, 3072, 128, 128, 1},  // 126 tiles of 128 x 64 would fill the wave: kept
+                         {1024, 576, 7168, 128, 128, 3}}) {
+    const config c = choose_config(make(w.m, w.n, w.k), sms);
+    const std::string at = std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k);
+    EXPECT_EQ(c.bm, w.bm) << at;
+    EXPECT_EQ(c.bn, w.bn) << at;
+    EXPECT_EQ(c.splits, w.splits) << at;
+    if (c.bm == 64 || c.bn == 64) EXPECT_EQ(c.cluster_size(), 1) << at;
+    EXPECT_NO_THROW(validate(c, make(w.m, w.n, w.k))) << at;
+  }
 }

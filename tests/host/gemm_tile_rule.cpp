@@ -150,8 +150,9 @@ TEST(GemmTileRule, ConstantsReproduceTheCommittedSweep) {
 
 // The hand rule (choose_config) on the latest sweep, with up to max_splits splits and every batch a
 // CUDA graph (docs/results/gemm_candidates_graphs_h200.txt): its choice is among the measured
-// candidates of every entry, and within 3.5% of the fastest in geomean (1.026 when it was
-// committed; 1.053 with the rule before few tokens split over the wave, step 6).
+// candidates of every entry, and within 4% of the fastest in geomean (1.033 when it was
+// committed, over the corpus, the named and the off-grid shapes; 1.099 with the rule before few
+// tokens split over the wave and the corrections the off-grid sweeps led to).
 TEST(GemmTileRule, HandRuleOnTheLatestSweep) {
   const std::map<std::string, sweep_entry> sweep = load_sweep("gemm_candidates_graphs_h200.txt");
   ASSERT_GE(sweep.size(), 250u) << "docs/results/gemm_candidates_graphs_h200.txt is missing or short";
@@ -170,7 +171,7 @@ TEST(GemmTileRule, HandRuleOnTheLatestSweep) {
   }
   const double regret = std::exp(log_regret / double(sweep.size()));
   std::printf("hand rule on the latest sweep: %zu entries, regret geomean %.4f\n", sweep.size(), regret);
-  EXPECT_LT(regret, 1.035);
+  EXPECT_LT(regret, 1.04);
 }
 
 }  // namespace
