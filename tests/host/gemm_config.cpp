@@ -749,7 +749,9 @@ TEST(GemmConfig, HalfEmptyEdgesTakeTheNarrowerTile) {
     EXPECT_EQ(c.bm, w.bm) << at;
     EXPECT_EQ(c.bn, w.bn) << at;
     EXPECT_EQ(c.splits, w.splits) << at;
-    if (c.bm == 64 || c.bn == 64) EXPECT_EQ(c.cluster_size(), 1) << at;
+    if (c.bm == 64 || c.bn == 64) {
+      EXPECT_EQ(c.cluster_size(), 1) << at;
+    }
     EXPECT_NO_THROW(validate(c, make(w.m, w.n, w.k))) << at;
   }
 }
