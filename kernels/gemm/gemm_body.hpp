@@ -364,7 +364,9 @@ HOPPER_HD bool split_k_fixup(Tg& t, float (&acc)[ACC], const body_params<Tg>& p,
       spread_slot_sum<1>(t, acc, base, S, wg_thread);
     else
       spread_slot_sum<2>(t, acc, base, S, wg_thread);
-    t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
+    // The model's planted fault "split-K spread unordered": the owners load sums still in flight.
+    if (!t.planted("split-K spread unordered"))
+      t.bar_sync(barrier_id(gemm_barrier::fixup, w), barrier_threads(gemm_barrier::fixup));
     if (!live) return false;
     HOPPER_PRAGMA_UNROLL
     for (int q = 0; q < Q; ++q) {

@@ -129,6 +129,15 @@ TEST(GemmModelMutants, SplitKHandshakeWithoutAcqRel) {
                              {{error_kind::raw_hazard}, {"global buffer 'partial'", "thread "}});
 }
 
+// Few rows: the last piece spreads the sum over its warpgroup and puts it back in slot 0; without
+// the barrier after that, the owners read slot 0 while other threads still write it.
+TEST(GemmModelMutants, SplitKSpreadSumUnordered) {
+  expect_reported<split_f32>(
+      problem_of(16, 128, 512, hg::out_type::f32), config_of(128, 128, 6, 1, 1, 4), 4,
+      {fault_kind::kernel_hook, "split-K spread unordered"},
+      {{error_kind::raw_hazard, error_kind::war_hazard}, {"global buffer 'partial'", "thread "}});
+}
+
 TEST(GemmModelMutants, EpilogueBoxReusedBeforeWaitGroupRead) {
   expect_reported<one_cta>(problem_of(128, 256, 64), config_of(128, 256, 4, 1, 1), 1,
                            {fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read"},
