@@ -115,6 +115,14 @@ inline constexpr int64_t max_work_units = int64_t(1) << 30;
 // every SM (576 x 7168 in 64-wide tiles: 9 tiles x 14 splits on 132 SMs); the last piece reads
 // the partials of all of them back.
 inline constexpr int max_splits = 16;
+
+// Split-K's count where `units` work units leave `resident` clusters idle: as many splits as fill
+// the wave, at most max_splits, each at least `min_kblocks` of the `k_blocks` long (at least 1).
+constexpr int wave_splits(int64_t units, int64_t resident, int64_t k_blocks, int64_t min_kblocks) {
+  const int64_t fill = resident / units, longest = k_blocks / min_kblocks;
+  const int64_t s = fill < longest ? fill : longest;
+  return int(s < 1 ? 1 : s > max_splits ? max_splits : s);
+}
 // The most clusters a schedule is walked by, far above what any device holds at once. The stream-K
 // walk multiplies an iteration (below 2 x 2^16 tiles x 2^25 k-blocks) by the clusters: below 2^59.
 inline constexpr int max_resident_clusters = 1 << 16;
@@ -266,7 +274,7 @@ inline config choose_config(const problem& p, int num_sms) {
   //    llama3_70b/qkv (80 tiles, 128 k-blocks) 1.22-1.40x at M 1-64, deepseek_v3/o and
   //    qwen2.5_7b/down 1.03-1.08x; shorter shares went either way (deepseek_v3/kv_a, 4 k-blocks:
   //    0.87-0.89x; qwen2.5_7b/qkv, 15: 0.96-0.97x; deepseek_v3/q_a, 10: 1.04-1.10x). 256-wide
-  //    tiles shared so ran 1.03-1.4x slower than whole (deepseek_v3/q_b, llama3_70b/qkv at M 128).
+  //    tiles shared so ran 1.41x slower than whole ones (deepseek_v3/q_b at M 128).
   const auto all_stream_k = [&](const config& t, int64_t units, int64_t k_blocks, int64_t resident) {
     return tiles_m == 1 && t.bn <= 128 && t.cluster_size() == 1 && 10 * units * t.splits <= 9 * resident &&
            units * k_blocks >= 24 * resident;
@@ -284,9 +292,8 @@ inline config choose_config(const problem& p, int num_sms) {
     const int64_t tiles = ceil_div(p.N, 128);
     if (tiles * pair <= num_sms) {
       c.bm = 64, c.bn = 128, c.stages = 8, c.cluster_m = pair, c.cluster_n = 1;
-      const int64_t resident = std::max<int64_t>(1, num_sms / pair), fill = resident / tiles;
-      const int64_t k_blocks = ceil_div(p.K, c.bk), longest = k_blocks / (c.stages + 1);
-      if (fill >= 4 - pair) c.splits = int(std::max<int64_t>(1, std::min<int64_t>({max_splits, fill, longest})));
+      const int64_t resident = std::max<int64_t>(1, num_sms / pair), k_blocks = ceil_div(p.K, c.bk);
+      if (resident / tiles >= 4 - pair) c.splits = wave_splits(tiles, resident, k_blocks, c.stages + 1);
       if (all_stream_k(c, tiles, k_blocks, resident)) c.splits = 1, c.stream_k = true;
       return c;
     }
@@ -323,8 +330,8 @@ inline config choose_config(const problem& p, int num_sms) {
   //     tiles that cover that edge exactly take at most half of the wave, 128 x 64 (64 x 128)
   //     tiles in clusters of 1, which then split K over the wave (step 3). Off-grid sweep (run
   //     99): 384 x 704 x 5120 1.33x, 640 x 448 x 3072 1.29x, 1536 x 320 x 2880 1.27x,
-  //     320 x 960 x 6144 1.13x and deepseek_v3/kv_a/M256-512 (N = 576) 1.23-1.64x faster than
-  //     the 128 x 128 choice; N = 960 (a sixteenth wasted) keeps 128 x 128 tiles.
+  //     320 x 960 x 6144 1.13x and deepseek_v3/kv_a/M256-512 (N = 576) 1.13-1.39x faster than
+  //     the 128 x 128 choice of step 3; N = 960 (a sixteenth wasted) keeps 128 x 128 tiles.
   if (c.bm == 128 && c.bn == 128) {
     const auto half_edge = [](int64_t x) {
       const int64_t r = x % 128;
@@ -346,8 +353,7 @@ inline config choose_config(const problem& p, int num_sms) {
   int64_t units = cluster_tiles(c.bn);
   const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
   const int64_t k_blocks = ceil_div(p.K, c.bk);
-  if (2 * units <= resident)
-    c.splits = int(std::max<int64_t>(1, std::min<int64_t>({max_splits, resident / units, k_blocks / 16})));
+  if (2 * units <= resident) c.splits = wave_splits(units, resident, k_blocks, 16);
   // 3b. Pairs of half tiles: a 128 x 128 tile computed by two CTAs of a cluster, 64 x 128 each
   //     in a cluster of 2 x 1 (the pair multicasts B), or 128 x 64 each in 1 x 2 (A) where N is
   //     a single 128-wide tile. Twice the CTAs on the same tiles, reading the same bytes. Taken
@@ -372,15 +378,16 @@ inline config choose_config(const problem& p, int num_sms) {
     if (c.splits > 1) c.splits /= 2;
     return c;
   }
-  const auto efficiency = [&](int64_t u) { return double(u) / double(ceil_div(u, resident) * resident); };
+  const auto efficiency = [&](int64_t u, int64_t on = 0) {
+    const int64_t r = on > 0 ? on : resident;  // clusters resident (default: this config's)
+    return double(u) / double(ceil_div(u, r) * r);
+  };
   // 128 x 192 tiles in clusters of 1 x 2 (A multicast) where 128 x 256 tiles quantize much worse
   // (wave efficiency below 0.95 of theirs): 3072^3 has 144 cluster tiles of 256 x 256 on 66
   // clusters (73% busy) against 192 of 128 x 384 (97%). Same cluster size, so the same clusters.
   if (c.bn == 256 && c.splits == 1 && c.cluster_size() <= 2 && ceil_div(p.N, 192) >= 2) {
     const int64_t units_192 = ceil_div(p.M, c.bm) * ceil_div(ceil_div(p.N, 192), 2);
-    const int64_t resident_192 = std::max(1, num_sms / 2);
-    const double efficiency_192 = double(units_192) / double(ceil_div(units_192, resident_192) * resident_192);
-    if (0.95 * efficiency_192 > efficiency(units)) {
+    if (0.95 * efficiency(units_192, std::max(1, num_sms / 2)) > efficiency(units)) {
       c.bn = 192, c.stages = 4, c.cluster_m = 1, c.cluster_n = 2;
       units = units_192;
     }

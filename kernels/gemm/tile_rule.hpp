@@ -60,7 +60,7 @@ inline std::vector<config> candidates(const problem& p, int num_sms) {
     const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
     // Splits 1 to 4, then the larger counts that keep every split at least 4 k-blocks long: 6, 8,
     // 12, 16 and the most that fit in the wave.
-    const int64_t most = std::min<int64_t>({max_splits, resident / units, k_blocks / 4});
+    const int64_t most = wave_splits(units, resident, k_blocks, 4);
     for (int splits = 1; splits <= (c.pingpong ? 1 : max_splits); ++splits) {
       if (splits > k_blocks || (splits > 1 && units * splits > resident)) break;
       if (splits > 4 && (splits > most || (splits % 4 != 0 && splits != 6 && splits != most))) continue;
