@@ -240,19 +240,6 @@ HOPPER_HD void issue_pv(Tg& t, float (&o)[T::ACC_O], const uint32_t (&pw)[T::P_W
   t.wgmma_commit_group();
 }
 
-// Where this thread's accumulator elements are (PTX ISA, wgmma's D fragment): element i of a
-// m64nN accumulator is row row0 + 8 ((i / 2) % 2) of the warpgroup's 64 and column
-// col0 + 8 (i / 4) + i % 2.
-struct fragment_place {
-  int row0, col0;
-  HOPPER_HD static fragment_place of(int wg_thread) {
-    const int warp = wg_thread / warp_threads, lane = wg_thread % warp_threads;
-    return fragment_place{warp * (wgmma_m / warpgroup_warps) + lane / 4, 2 * (lane % 4)};
-  }
-  HOPPER_HD static constexpr int row(int i) { return 8 * ((i / 2) % 2); }
-  HOPPER_HD static constexpr int col(int i) { return 8 * (i / 4) + i % 2; }
-};
-
 // The running softmax state of this thread's two rows: the maximum so far (in units of
 // scale_log2 s, -inf before any column) and this thread's share of the row sum.
 struct row_state {

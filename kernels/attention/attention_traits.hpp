@@ -18,6 +18,7 @@ namespace hopper::attention {
 
 using gemm::consumer_warpgroups;
 using gemm::cta_threads;
+using gemm::fragment_place;
 using gemm::k_block;
 using gemm::operand_tile;
 using gemm::warp_threads;

@@ -240,7 +240,9 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
   const int warp_row0 = row0 + warp * T::EPI_ROWS;
   if (warp_row0 >= M) return;  // uniform over the warp; rows past M inside the box TMA clips
   const auto bufs = epi + warp * T::EPI_BOX::buffers * T::EPI_BYTES;
-  const int r_lo = lane / 4;  // rows r_lo and r_lo + 8 of the warp's 16
+  using F = fragment_place;
+  const F f = F::of(lane);  // the thread's place in its warp's 16 rows
+  constexpr int BLOCKS = T::EPI_COLS / F::block_cols;
   HOPPER_PRAGMA_UNROLL
   for (int c = C0; c < C1; ++c) {
     const int col0 = n0 + c * T::EPI_COLS;
@@ -249,13 +251,15 @@ HOPPER_HD void store_rows(Tg& t, Put&& put, const typename Tg::tensor_map_type& 
     if (lane == 0) t.template cp_async_bulk_wait_group_read<1>();
     t.syncwarp();
     HOPPER_PRAGMA_UNROLL
-    for (int j = 0; j < T::EPI_COLS / 8; ++j) {
-      const int i = (c * T::EPI_COLS / 8 + j) * 4;  // acc[i..i+3]: 8-column block
-      const uint32_t col_bytes = uint32_t(j * 8 + 2 * (lane % 4)) * sizeof(typename T::OutT);
-      const uint32_t o_lo = hopper::swizzle_offset(tile_swizzle, r_lo * int(T::EPI_BOX::row_bytes) + col_bytes);
-      const uint32_t o_hi = hopper::swizzle_offset(tile_swizzle, (r_lo + 8) * int(T::EPI_BOX::row_bytes) + col_bytes);
+    for (int j = 0; j < BLOCKS; ++j) {
+      const int i = (c * BLOCKS + j) * F::block_elems;  // acc[i..i+3]: one block of columns
+      const uint32_t col_bytes = uint32_t(f.col0 + j * F::block_cols) * sizeof(typename T::OutT);  // in the chunk
+      const uint32_t o_lo =
+          hopper::swizzle_offset(tile_swizzle, (f.row0 + F::row(i)) * int(T::EPI_BOX::row_bytes) + col_bytes);
+      const uint32_t o_hi =
+          hopper::swizzle_offset(tile_swizzle, (f.row0 + F::row(i + F::pair)) * int(T::EPI_BOX::row_bytes) + col_bytes);
       put(buf + o_lo, i);
-      put(buf + o_hi, i + 2);
+      put(buf + o_hi, i + F::pair);
     }
     if (col0 + T::EPI_COLS > p.n_tma && p.n_tma < N) store_tail<T>(t, buf, p, warp_row0, col0, lane);
     // Generic-proxy writes -> visible to the async proxy (TMA) before the store reads them.

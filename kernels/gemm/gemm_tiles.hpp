@@ -34,6 +34,28 @@ inline constexpr int k_block = int(swizzle_row_bytes) / operand_elem_bytes;  // 
 inline constexpr int wgmma_m = 64, wgmma_k = 16;
 // Each warp of a warpgroup holds 16 of the accumulator's 64 rows (rows r and r + 8, r = lane / 4).
 inline constexpr int warp_acc_rows = wgmma_m / warpgroup_warps;  // 16
+
+// Where a thread's elements of a wgmma.m64nN fp32 accumulator are (PTX ISA, wgmma's D fragment):
+// the quad of lanes lane / 4 holds rows row0 and row0 + 8 of its warp's 16; each block of 8
+// columns is 4 elements per thread, two adjacent columns from col0 in each of the two rows.
+// Element i is at row row0 + row(i) of the warpgroup's 64 and column col0 + col(i).
+struct fragment_place {
+  static constexpr int quad = 4;                       // lanes per row
+  static constexpr int block_cols = 8;                 // columns of one block
+  static constexpr int block_elems = 4;                // a thread's elements of a block
+  static constexpr int half_rows = warp_acc_rows / 2;  // 8: the distance of a thread's two rows
+  static constexpr int pair = block_elems / 2;         // 2 adjacent columns per row
+  int row0, col0;
+  HOPPER_HD static constexpr fragment_place of(int wg_thread) {
+    const int warp = wg_thread / warp_threads, lane = wg_thread % warp_threads;
+    return fragment_place{warp * warp_acc_rows + lane / quad, pair * (lane % quad)};
+  }
+  HOPPER_HD static constexpr int row(int i) { return half_rows * ((i / pair) % 2); }
+  HOPPER_HD static constexpr int col(int i) { return block_cols * (i / block_elems) + i % pair; }
+};
+static_assert(fragment_place::of(37).row0 == 16 + 1 && fragment_place::of(37).col0 == 2, "lane 5 of warp 1");
+static_assert(fragment_place::row(2) == 8 && fragment_place::col(5) == 9, "element 5: row 0, column 9");
+
 // The warps of a warpgroup whose accumulator rows start below the problem's edge, `rows` (> 0)
 // rows from the warpgroup's first: the others hold only rows past M.
 constexpr int live_warps(int rows) {
