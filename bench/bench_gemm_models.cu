@@ -15,8 +15,8 @@
 //   CAND <entry> M N K bm bn stages cluster_m cluster_n splits pingpong stream_k <ms> <cublas ms> <config>
 // the data the tile rule's cost model is calibrated on (apps/gemm_rule.cpp reads these lines);
 // `best_ratio` is then the fastest one's. The rule's own choice is timed first.
-// HOPPER_GEMM_MODELS_M=64,1024 keeps only those token counts; HOPPER_GEMM_OFFGRID=1, 2, 3 or a
-// combination ("123") adds those sets of off-grid shapes of gemm_corpus.hpp (gemm_offgrid/MxNxK).
+// HOPPER_GEMM_MODELS_M=64,1024 keeps only those token counts; HOPPER_GEMM_OFFGRID=1, 2, 3, 4 or a
+// combination ("1234") adds those sets of off-grid shapes of gemm_corpus.hpp (gemm_offgrid/MxNxK).
 //
 // Prints per entry:  RATIO <entry> <ours/cublas> ours=<TFLOP/s> cublas=<TFLOP/s> config=<name>
 // and at the end:    SUMMARY gemm_model prefill geomean <x> over <n> entries (min <y> at <entry>)
@@ -281,9 +281,9 @@ void register_all() {
   for (const int64_t M : token_counts())
     for (const model_layer& l : hopper_bench::model_layers())
       add(hopper_bench::corpus_name(l, M), M, l.N, l.K, M <= 32 ? &g_decode : &g_prefill);
-  // HOPPER_GEMM_OFFGRID=1, 2, 3 or any of them together ("123"): those off-grid sets too.
+  // HOPPER_GEMM_OFFGRID=1, 2, 3, 4 or any of them together ("1234"): those off-grid sets too.
   if (const char* o = std::getenv("HOPPER_GEMM_OFFGRID"))
-    for (int set : {1, 2, 3})
+    for (int set : {1, 2, 3, 4})
       if (std::string(o).find(char('0' + set)) != std::string::npos)
         for (const hopper_bench::shape& s : hopper_bench::offgrid_shapes(set))
           add("gemm_offgrid/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K), s.M, s.N,

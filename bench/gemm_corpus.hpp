@@ -5,6 +5,7 @@
 // them and host tests check the tile rule's choices on them.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,8 +29,8 @@ inline const std::vector<shape>& benchmark_shapes() {
 // Off-grid shapes, held out from the tile rule's calibration: every combination of token counts
 // and weight shapes that no sweep and no model entry above has (dimensions that are multiples of
 // 32 or 64 between the powers of two, some from other public models: 11008 and 13824 are
-// Llama-2 7B and 13B MLP widths, 2880 and 5120 hidden sizes). Each M meets every (N, K). Each set
-// was held out from the rule's corrections made before it was first measured, and only from those
+// Llama-2 7B and 13B MLP widths, 2880, 4544 and 5120 hidden sizes, 20480 Yi-34B's MLP width). Each M meets every (N,
+// K). Each set was held out from the rule's corrections made before it was first measured, and only from those
 // (docs/gemm.md, "Off the grid").
 inline std::vector<shape> offgrid_shapes(int set) {
   std::vector<int64_t> ms;
@@ -40,9 +41,14 @@ inline std::vector<shape> offgrid_shapes(int set) {
   } else if (set == 2) {
     ms = {40, 160, 320, 640, 2304};
     nk = {{448, 3072}, {960, 6144}, {1728, 2560}, {3456, 4608}, {6912, 3072}, {13824, 5120}};
-  } else {
+  } else if (set == 3) {
     ms = {48, 224, 448, 832, 3200};
     nk = {{384, 4096}, {832, 3584}, {2112, 2048}, {4224, 5632}, {7680, 2560}, {17920, 3072}};
+  } else if (set == 4) {
+    ms = {56, 288, 544, 1216, 2560};
+    nk = {{640, 4544}, {1216, 2304}, {2624, 3840}, {4544, 4544}, {9728, 2560}, {20480, 7168}};
+  } else {
+    throw std::invalid_argument("offgrid_shapes: set " + std::to_string(set) + " is not 1..4");
   }
   std::vector<shape> out;
   for (int64_t m : ms)

@@ -39,7 +39,8 @@
 namespace hopper::gemm {
 
 // Every configuration the library can run `p` with that is worth timing: each instance, with
-// 1 to 4 splits, and 6, 8, 12, 16 or the most of at least 4 k-blocks each, where the split work
+// 1 to 4 splits, and 6, 8, 12, 16 or the most of at least 4, stages + 1 or 16 k-blocks each (so
+// that every choice of choose_config is among them), where the split work
 // units still fit in one wave of num_sms / cluster CTAs, and
 // with the stream-K schedule (a tail, or all of a problem of less than one wave); none whose cluster covers more
 // tiles than the problem has along a side (CTAs that would compute nothing). The space the rule
@@ -59,11 +60,15 @@ inline std::vector<config> candidates(const problem& p, int num_sms) {
     const int64_t units = ceil_div(tiles_m, c.cluster_m) * ceil_div(tiles_n, c.cluster_n);
     const int64_t resident = std::max<int64_t>(1, num_sms / c.cluster_size());
     // Splits 1 to 4, then the larger counts that keep every split at least 4 k-blocks long: 6, 8,
-    // 12, 16 and the most that fit in the wave.
+    // 12, 16, and the most that fit in the wave with splits of at least 4, stages + 1 or 16
+    // k-blocks (the lengths choose_config's wave splits keep).
     const int64_t most = wave_splits(units, resident, k_blocks, 4);
+    const int64_t most_rule[] = {wave_splits(units, resident, k_blocks, c.stages + 1),
+                                 wave_splits(units, resident, k_blocks, 16)};
     for (int splits = 1; splits <= (c.pingpong ? 1 : max_splits); ++splits) {
       if (splits > k_blocks || (splits > 1 && units * splits > resident)) break;
-      if (splits > 4 && (splits > most || (splits % 4 != 0 && splits != 6 && splits != most))) continue;
+      const bool wave = splits == most || splits == most_rule[0] || splits == most_rule[1];
+      if (splits > 4 && (splits > most || (splits % 4 != 0 && splits != 6 && !wave))) continue;
       c.splits = splits;
       out.push_back(c);
     }

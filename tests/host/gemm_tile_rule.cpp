@@ -6,10 +6,14 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "bench/gemm_corpus.hpp"
 #include "kernels/gemm/tile_rule.hpp"
 
 namespace g = hopper::gemm;
@@ -49,6 +53,54 @@ TEST(GemmTileRule, EveryCandidateIsARunnableConfiguration) {
         EXPECT_LE(c.cluster_n, (p.N + c.bn - 1) / c.bn) << "a cluster longer than the tiles along N";
       }
     }
+}
+
+// Whether choose_config's choice for `p` is one of candidates(p): the benchmark's sweep times the
+// candidates, so the rule's choice is measured beside them and a cost model can pick it.
+bool choice_is_candidate(const g::problem& p, int sms) {
+  const g::config c = g::choose_config(p, sms);
+  for (const g::config& k : g::candidates(p, sms))
+    if (k.bm == c.bm && k.bn == c.bn && k.stages == c.stages && k.cluster_m == c.cluster_m &&
+        k.cluster_n == c.cluster_n && k.splits == c.splits && k.pingpong == c.pingpong && k.stream_k == c.stream_k)
+      return true;
+  return false;
+}
+
+g::problem problem_of(int64_t m, int64_t n, int64_t k) {
+  g::problem p;
+  p.M = m, p.N = n, p.K = k;
+  return p;
+}
+
+// The off-grid sets are held out: no shape of one is in another, in the model corpus or among the
+// named shapes, and each has the 30 shapes of 5 token counts by 6 weights.
+TEST(GemmTileRule, OffGridSetsAreHeldOut) {
+  using key = std::tuple<int64_t, int64_t, int64_t>;
+  std::set<key> seen;
+  for (const hopper_bench::model_layer& l : hopper_bench::model_layers())
+    for (const auto* ms : {&hopper_bench::prefill_tokens(), &hopper_bench::decode_tokens()})
+      for (int64_t m : *ms) seen.insert({m, l.N, l.K});
+  for (const hopper_bench::shape& s : hopper_bench::benchmark_shapes()) seen.insert({s.M, s.N, s.K});
+  for (int set = 1; set <= 4; ++set) {
+    const std::vector<hopper_bench::shape> shapes = hopper_bench::offgrid_shapes(set);
+    EXPECT_EQ(shapes.size(), 30u) << "set " << set;
+    for (const hopper_bench::shape& s : shapes)
+      EXPECT_TRUE(seen.insert({s.M, s.N, s.K}).second)
+          << "set " << set << ": " << s.M << " x " << s.N << " x " << s.K << " is not held out";
+  }
+  EXPECT_THROW(hopper_bench::offgrid_shapes(5), std::invalid_argument);
+}
+
+TEST(GemmTileRule, EveryChoiceOfTheRuleIsACandidate) {
+  for (int set = 1; set <= 4; ++set)
+    for (const hopper_bench::shape& s : hopper_bench::offgrid_shapes(set))
+      EXPECT_TRUE(choice_is_candidate(problem_of(s.M, s.N, s.K), 132)) << s.M << " x " << s.N << " x " << s.K;
+  for (const hopper_bench::model_layer& l : hopper_bench::model_layers())
+    for (const auto* ms : {&hopper_bench::prefill_tokens(), &hopper_bench::decode_tokens()})
+      for (int64_t m : *ms) EXPECT_TRUE(choice_is_candidate(problem_of(m, l.N, l.K), 132)) << corpus_name(l, m);
+  for (const g::problem& p : shape_grid())
+    for (int sms : {8, 132})
+      EXPECT_TRUE(choice_is_candidate(p, sms)) << p.M << " x " << p.N << " x " << p.K << " on " << sms << " SMs";
 }
 
 TEST(GemmTileRule, RankingIsOrderedFiniteAndCoversTheCandidates) {
