@@ -1,6 +1,6 @@
 // Host side of attention forward: validate the problem and the pointers (std::invalid_argument
 // naming the bad value), make the launch plan (attention_plan.hpp; the model runner makes the
-// same), encode the four tensor maps once, and launch one CTA per 128-row tile of Q per head.
+// same), encode the four tensor maps once, and launch one CTA per tile of Q per head.
 //
 //   hopper::attention::plan a(problem, q, k, v, o, lse);   // lse may be null
 //   a.run(stream);                                         // any number of times
@@ -46,14 +46,16 @@ auto visit_head_dim(int d, F&& f) {
 
 class plan {
  public:
-  // kv_block other than 0: the K map for an instance of that kv block (run_as, A/B measurements).
-  plan(const problem& p, const void* q, const void* k, const void* v, void* o, float* lse = nullptr, int kv_block = 0)
-      : lp_(make_launch_plan(p, kv_block)) {
+  // `instance` other than empty: the plan of another instance of the head dimension than shape_of
+  // names, to launch with run_as (A/B measurements).
+  plan(const problem& p, const void* q, const void* k, const void* v, void* o, float* lse = nullptr,
+       head_dim_shape instance = {})
+      : lp_(make_launch_plan(p, instance)) {
     detail::visit_head_dim(int(p.head_dim), [&](auto tr) {
       using T = decltype(tr);
-      if (kv_block == 0 && !launches<T>(lp_))
+      if (instance.head_dim == 0 && !launches<T>(lp_))
         throw std::logic_error("hopper::attention::plan: the launch plan does not match its kernel");
-      lp_.smem = T::SMEM;
+      if (launches<T>(lp_)) lp_.smem = T::SMEM;  // another instance's is its run_as's
       detail::cuda_check(
           cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
@@ -74,18 +76,22 @@ class plan {
   cudaError_t run(cudaStream_t stream = 0) const {
     return detail::visit_head_dim(int(lp_.prob.head_dim), [&](auto tr) {
       using T = decltype(tr);
-      attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), lp_.smem, stream>>>(q_, k_, v_, o_, kp_);
+      if (!launches<T>(lp_))
+        throw std::invalid_argument(
+            "hopper::attention::plan::run: the plan was made for another instance than shape_of(head_dim " +
+            std::to_string(T::HEAD_DIM) + "); launch it with run_as");
+      attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), T::SMEM, stream>>>(q_, k_, v_, o_, kp_);
       return cudaGetLastError();
     });
   }
-  // The same launch with instance T (its HEAD_DIM the problem's) instead of the one shape_of
-  // names: for A/B measurements of a kernel variant. The K map's box must be T's kv block.
+  // The launch with instance T instead of the one shape_of names: for A/B measurements of a
+  // kernel variant. The plan must have been made for T's shape (T::SHAPE).
   template <class T>
   cudaError_t run_as(cudaStream_t stream = 0) const {
     if (!launches<T>(lp_))
       throw std::invalid_argument("hopper::attention::plan::run_as: instance of head_dim " +
-                                  std::to_string(T::HEAD_DIM) + ", block " + std::to_string(T::BN) +
-                                  " is not this plan's");
+                                  std::to_string(T::HEAD_DIM) + ", block " + std::to_string(T::BN) + ", " +
+                                  std::to_string(T::CONSUMERS) + " consumer warpgroups is not this plan's");
     static const bool opted_in = [] {  // once per instance, not per launch
       detail::cuda_check(
           cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),

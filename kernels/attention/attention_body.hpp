@@ -3,10 +3,11 @@
 // runs it on the GPU with hopper::device_target, attention_on_model.hpp runs the same lines on the
 // model. Plain C++ apart from the target.
 //
-// One CTA = 3 warpgroups (attention_traits.hpp) on one 128-row tile of Q of one (batch, head):
+// One CTA = 1 + C warpgroups (attention_traits.hpp, C = 2 or 3) on one tile of 64 C rows of Q of
+// one (batch, head):
 //   warpgroup 0     producer (produce): one thread loads Q once (its own barrier), then for each
 //                   kv block its K tiles into the K ring and its V tiles into the V ring;
-//   warpgroups 1-2  consumers (consume), 64 rows of Q each: S = Q K^T by wgmma from shared memory,
+//   warpgroups 1-C  consumers (consume), 64 rows of Q each: S = Q K^T by wgmma from shared memory,
 //                   the online softmax in registers (running max and sum, exp2 with the scale
 //                   folded in), P packed to bf16 as wgmma's register A operand, O += P V by wgmma;
 //                   the next block's S is issued before this block's P V, so the softmax of one
@@ -44,7 +45,7 @@ template <class Tg>
 struct body_params {
   int heads, kv_group;  // Q heads; Q heads per K/V head
   int seq_q, seq_k;
-  int q_tiles;  // ceil(seq_q / block_m)
+  int q_tiles;  // ceil(seq_q / BM)
   bool causal;
   float scale_log2;  // the softmax scale times log2(e): exp(scale s) = 2^(scale_log2 s)
   coord_order q, k, v, o;
@@ -61,11 +62,12 @@ struct body_smem {
   typename Tg::barrier_type& q_full;
 };
 
-// The kv blocks tile `m0` reads: every block with a column some row of the tile sees.
-HOPPER_HD constexpr int kv_blocks(int m0, int seq_q, int seq_k, bool causal, int bn) {
+// The kv blocks the tile of `bm` rows from `m0` reads: every block with a column some row of the
+// tile sees.
+HOPPER_HD constexpr int kv_blocks(int m0, int bm, int seq_q, int seq_k, bool causal, int bn) {
   const int all = (seq_k + bn - 1) / bn;
   if (!causal) return all;
-  const int last_row = (m0 + block_m < seq_q ? m0 + block_m : seq_q) - 1;
+  const int last_row = (m0 + bm < seq_q ? m0 + bm : seq_q) - 1;
   const int seen = last_row / bn + 1;  // row i sees columns 0..i
   return seen < all ? seen : all;
 }
@@ -135,7 +137,7 @@ HOPPER_HD tile_place place_of(uint32_t block, const body_params<Tg>& p) {
   at.head = bh % p.heads;
   at.batch = bh / p.heads;
   at.kv_head = at.head / p.kv_group;
-  at.blocks = kv_blocks(at.m0, p.seq_q, p.seq_k, p.causal, T::BN);
+  at.blocks = kv_blocks(at.m0, T::BM, p.seq_q, p.seq_k, p.causal, T::BN);
   return at;
 }
 
@@ -353,10 +355,12 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, int w, int wg_thread,
 // block j-1's O += P V_(j-1); the softmax of block j runs while that product is computed; once it
 // has retired O is rescaled and the new P packed. Each stage is released (.relaxed: the reads
 // were the tensor cores', retired at wgmma.wait_group) by warp 0 once its product has retired.
-// Ping-pong: each block's issue is a turn; warpgroup w waits for its turn on order + w, and once
-// its products are issued gives the turn to the other warpgroup (arrives on the other's barrier).
-// Warpgroup 1 gives warpgroup 0 its first turn and skips the arrive after its own last one, so
-// that both barriers see as many arrivals as waits and none is pending at exit.
+// Ping-pong: each block's issue is a turn, taken by the warpgroups in the order 0, 1, .., C - 1, 0,
+// ..; warpgroup w waits for its turn on order + w, and once its products are issued gives the
+// turn to the next warpgroup (arrives on the next one's barrier). The last warpgroup gives
+// warpgroup 0 its first turn and skips the arrive after its own last one, so that every barrier
+// sees as many arrivals as waits and none is pending at exit (every warpgroup takes as many turns:
+// the tile's kv blocks).
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
 HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
@@ -391,17 +395,18 @@ HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread)
   t.mbarrier_wait(c.sm.q_full, parity(0u));
 
   const int turns = c.at.blocks;
+  const int last = T::CONSUMERS - 1, next = w == last ? 0 : w + 1;
   const auto my_turn = [&] {
     if constexpr (T::PINGPONG)
       t.bar_sync(barrier_id(attention_barrier::order, w), barrier_threads(attention_barrier::order));
   };
   const auto their_turn = [&](int turn) {
     if constexpr (T::PINGPONG)
-      if (w == 0 || turn + 1 < turns)
-        t.bar_arrive(barrier_id(attention_barrier::order, 1 - w), barrier_threads(attention_barrier::order));
+      if (w != last || turn + 1 < turns)
+        t.bar_arrive(barrier_id(attention_barrier::order, next), barrier_threads(attention_barrier::order));
   };
   if constexpr (T::PINGPONG)
-    if (w == 1) t.bar_arrive(barrier_id(attention_barrier::order, 0), barrier_threads(attention_barrier::order));
+    if (w == last) t.bar_arrive(barrier_id(attention_barrier::order, 0), barrier_threads(attention_barrier::order));
 
   c.k_pipe.wait(ks);
   my_turn();
@@ -451,10 +456,8 @@ HOPPER_HD void attention_body(Tg& t, const body_smem<T, Tg>& sm, const typename 
   const detail::tile_place at = detail::place_of<T>(t.block(), p);
   using pipe_t = pipeline<T::STAGES, Tg>;
   // Each consumer warpgroup releases each stage once, from its first warp.
-  constexpr pipeline_params k_params{uint32_t(consumer_warpgroups), 1u,       false,
-                                     release_by::warp_leader,       "K full", "K empty"};
-  constexpr pipeline_params v_params{uint32_t(consumer_warpgroups), 1u,       false,
-                                     release_by::warp_leader,       "V full", "V empty"};
+  constexpr pipeline_params k_params{uint32_t(T::CONSUMERS), 1u, false, release_by::warp_leader, "K full", "K empty"};
+  constexpr pipeline_params v_params{uint32_t(T::CONSUMERS), 1u, false, release_by::warp_leader, "V full", "V empty"};
   if (t.thread() == 0) {
     t.prefetch_tensormap(tma_q);
     t.prefetch_tensormap(tma_k);

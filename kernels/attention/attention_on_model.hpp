@@ -50,7 +50,7 @@ inline constexpr uint16_t poison = 0x7fff;
 template <class T>
 outcome run(const problem& p, const inputs& in, uint64_t seed, int slow_cta = -1, hm::step_chooser* chooser = nullptr,
             const std::vector<hm::fault>& faults = {}) {
-  const launch_plan lp = make_launch_plan(p, T::BN);
+  const launch_plan lp = make_launch_plan(p, T::SHAPE);
   if (!launches<T>(lp)) throw std::invalid_argument("hopper::attention::on_model::run: the instance is not the plan's");
   hm::run_options opt;
   opt.seed = seed;

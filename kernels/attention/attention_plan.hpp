@@ -5,7 +5,8 @@
 //
 //   validate(problem);                    // std::invalid_argument naming the bad value
 //   const launch_plan lp = make_launch_plan(problem);
-//   lp.grid, lp.threads, lp.smem          the launch (one CTA per 128-row tile of Q per head)
+//   lp.shape                              the instance (shape_of the head dimension)
+//   lp.grid, lp.threads, lp.smem          the launch (one CTA per tile of Q per head)
 //   lp.q, lp.k, lp.v, lp.o                the four tensor maps
 //   params_of<target>(lp, lse, has_lse)   the body's run-time parameters
 #pragma once
@@ -65,8 +66,9 @@ struct map_spec {
 
 struct launch_plan {
   problem prob;
+  head_dim_shape shape;
   int q_tiles = 0;
-  int grid = 0, threads = cta_threads;
+  int grid = 0, threads = 0;
   uint32_t smem = 0;
   map_spec q{}, k{}, v{}, o{};
   float scale_log2 = 0.0f;
@@ -131,6 +133,17 @@ inline void check_layout(const char* name, const tensor_layout& l, int64_t seq, 
   }
 }
 
+// The Q tiles of instance `sh` over seq_q, and the grid's CTAs below 2^31.
+inline int64_t q_tiles_of(const problem& p, const head_dim_shape& sh) {
+  return (p.seq_q + sh.block_m() - 1) / sh.block_m();
+}
+inline void check_grid(const problem& p, const head_dim_shape& sh) {
+  const int64_t q_tiles = q_tiles_of(p, sh);
+  if (q_tiles * p.heads * p.batch >= (int64_t(1) << 31))
+    reject("the grid of " + std::to_string(q_tiles) + " Q tiles x " + std::to_string(p.heads) + " heads x " +
+           std::to_string(p.batch) + " batch is not below 2^31 CTAs");
+}
+
 }  // namespace detail
 
 // Rejects what the kernel does not compute, naming the argument and its value.
@@ -148,10 +161,7 @@ inline void validate(const problem& p) {
     reject("kv_heads " + std::to_string(p.kv_heads) + " does not divide heads " + std::to_string(p.heads));
   if (!(p.scale >= 0.0f) || std::isinf(p.scale))
     reject("scale " + std::to_string(p.scale) + " is not a positive finite number (0 for 1/sqrt(head_dim))");
-  const int64_t q_tiles = (p.seq_q + block_m - 1) / block_m;
-  if (q_tiles * p.heads * p.batch >= (int64_t(1) << 31))
-    reject("the grid of " + std::to_string(q_tiles) + " Q tiles x " + std::to_string(p.heads) + " heads x " +
-           std::to_string(p.batch) + " batch is not below 2^31 CTAs");
+  detail::check_grid(p, shape_of(int(p.head_dim)));
   detail::check_layout("q", p.q, p.seq_q, p.heads, p.batch);
   detail::check_layout("k", p.k, p.seq_k, p.kv_heads, p.batch);
   detail::check_layout("v", p.v, p.seq_k, p.kv_heads, p.batch);
@@ -209,20 +219,28 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
   }
 }
 
-// The plan of problem `p` (validated); `kv_block` other than 0: the K map's boxes for an instance
-// with that kv block instead of shape_of's (A/B measurements).
-inline launch_plan make_launch_plan(const problem& p, int kv_block = 0) {
+// The plan of problem `p` (validated) for instance `instance`: shape_of the head dimension where
+// it is left empty, another one of the same head dimension for A/B measurements of the choice.
+inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}) {
   validate(p);
-  const head_dim_shape sh = shape_of(int(p.head_dim));
-  const int block_n = kv_block != 0 ? kv_block : sh.block_n;
+  const head_dim_shape sh = instance.head_dim == 0 ? shape_of(int(p.head_dim)) : instance;
+  const bool wgmma_n = sh.block_n == 64 || sh.block_n == 128 || sh.block_n == 192 || sh.block_n == 256;
+  if (sh.head_dim != p.head_dim || sh.consumers < 2 || sh.consumers > max_consumer_warpgroups || !wgmma_n ||
+      sh.stages <= 0)
+    detail::reject("instance {head_dim " + std::to_string(sh.head_dim) + ", block_n " + std::to_string(sh.block_n) +
+                   ", stages " + std::to_string(sh.stages) + ", consumers " + std::to_string(sh.consumers) +
+                   "} is not one of head_dim " + std::to_string(p.head_dim));
+  detail::check_grid(p, sh);
   launch_plan lp;
   lp.prob = p;
-  lp.q_tiles = int((p.seq_q + block_m - 1) / block_m);
+  lp.shape = sh;
+  lp.q_tiles = int(detail::q_tiles_of(p, sh));
   lp.grid = int(int64_t(lp.q_tiles) * p.heads * p.batch);
-  // Boxes: Q's 128 rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64 rows
-  // (one consumer warpgroup's).
-  lp.q = detail::map_of("q", p.q, p.seq_q, p.heads, p.batch, p.head_dim, block_m);
-  lp.k = detail::map_of("k", p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim, block_n);
+  lp.threads = sh.threads();
+  // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
+  // rows (one consumer warpgroup's).
+  lp.q = detail::map_of("q", p.q, p.seq_q, p.heads, p.batch, p.head_dim, sh.block_m());
+  lp.k = detail::map_of("k", p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim, sh.block_n);
   lp.v = detail::map_of("v", p.v, p.seq_k, p.kv_heads, p.batch, p.head_dim, k_block);
   lp.o = detail::map_of("o", p.o, p.seq_q, p.heads, p.batch, p.head_dim, wgmma_m);
   lp.scale_log2 = float(double(p.softmax_scale()) * 1.4426950408889634);
@@ -232,7 +250,8 @@ inline launch_plan make_launch_plan(const problem& p, int kv_block = 0) {
 // Instance T is the kernel `lp` launches.
 template <class T>
 constexpr bool launches(const launch_plan& lp) {
-  return lp.prob.head_dim == T::HEAD_DIM && lp.threads == T::THREADS && lp.k.box[lp.k.order.seq] == uint32_t(T::BN);
+  return lp.shape == T::SHAPE && lp.threads == T::THREADS && lp.k.box[lp.k.order.seq] == uint32_t(T::BN) &&
+         lp.q.box[lp.q.order.seq] == uint32_t(T::BM);
 }
 
 // The body's run-time parameters on target Tg, given the LSE as the target sees it.

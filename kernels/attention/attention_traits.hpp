@@ -3,7 +3,7 @@
 // the two rings' stages, the registers and the shared-memory layout, in one place. Plain C++: the
 // body (attention_body.hpp), the launch plan and the model runner read the same facts from here.
 //
-// A CTA computes one 128-row tile of Q for one (batch, head): two consumer warpgroups of 64 rows
+// A CTA computes one tile of Q for one (batch, head): two or three consumer warpgroups of 64 rows
 // each (wgmma's m64), one producer warpgroup whose elected thread loads Q once and K and V block
 // by block through two rings (K's and V's: S = Q K^T may start before V has landed).
 #pragma once
@@ -16,8 +16,6 @@
 
 namespace hopper::attention {
 
-using gemm::consumer_warpgroups;
-using gemm::cta_threads;
 using gemm::fragment_place;
 using gemm::k_block;
 using gemm::operand_tile;
@@ -27,35 +25,52 @@ using gemm::warpgroup_warps;
 using gemm::wgmma_k;
 using gemm::wgmma_m;
 
-// Rows of Q per CTA: one wgmma.m64 per consumer warpgroup.
-inline constexpr int block_m = consumer_warpgroups * wgmma_m;  // 128
+// The most consumer warpgroups a CTA has (its named barriers are laid out for this many).
+inline constexpr int max_consumer_warpgroups = 3;
 
-// The head dimensions the kernel is instantiated for, and the kv block and ring depth of each:
-// the widest block whose S (BN / 2 fp32), P (BN / 4 words) and O (D / 2 fp32) fit a consumer
-// thread's registers, and the deepest rings that fit shared memory beside Q.
+// One instance of the kernel: its head dimension, kv block, ring depth and consumer warpgroups
+// (the tile of Q is 64 rows per consumer warpgroup: wgmma's m64).
 struct head_dim_shape {
-  int head_dim, block_n, stages;
+  int head_dim = 0, block_n = 0, stages = 0, consumers = 0;
+  HOPPER_HD constexpr int block_m() const { return consumers * wgmma_m; }
+  HOPPER_HD constexpr int threads() const { return (consumers + 1) * warpgroup_threads; }
+  HOPPER_HD constexpr bool operator==(const head_dim_shape& o) const {
+    return head_dim == o.head_dim && block_n == o.block_n && stages == o.stages && consumers == o.consumers;
+  }
 };
-// The shape of head dimension d, {0, 0, 0} where it is not instantiated. A function, not a table:
-// the body's device code evaluates it at compile time and may reference no host variable.
+// The instance of head dimension d, all zeros where it is not instantiated: the widest kv block
+// whose S (BN / 2 fp32), P (BN / 4 words) and O (D / 2 fp32) fit a consumer thread's registers,
+// and the deepest rings that fit shared memory beside Q. A function, not a table: the body's
+// device code evaluates it at compile time and may reference no host variable.
 HOPPER_HD constexpr head_dim_shape shape_of(int d) {
-  return d == 64    ? head_dim_shape{64, 128, 3}
-         : d == 128 ? head_dim_shape{128, 128, 2}
-         : d == 256 ? head_dim_shape{256, 64, 2}
-                    : head_dim_shape{0, 0, 0};
+  return d == 64    ? head_dim_shape{64, 128, 3, 2}
+         : d == 128 ? head_dim_shape{128, 128, 2, 2}
+         : d == 256 ? head_dim_shape{256, 64, 2, 2}
+                    : head_dim_shape{};
 }
 HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
+
+// Registers per thread: the producer's, and the most each of `consumers` warpgroups can take
+// beside it (a multiple of 8, as setmaxnreg takes; at most 240).
+inline constexpr uint32_t producer_regs = 24;
+HOPPER_HD constexpr uint32_t consumer_regs(int consumers) {
+  const uint32_t share = (65536u / uint32_t(warpgroup_threads) - producer_regs) / uint32_t(consumers) / 8u * 8u;
+  return share < 240u ? share : 240u;
+}
 
 // PINGPONG: the two consumer warpgroups take turns at issuing their wgmma (named barriers,
 // attention_barrier::order), so that one's softmax runs while the tensor cores compute the
 // other's products.
-// BN_ and STAGES_ other than shape_of's: for A/B measurements of the choice.
-template <int D, bool PINGPONG_ = true, int BN_ = shape_of(D).block_n, int STAGES_ = shape_of(D).stages>
+// BN_, STAGES_ and CONSUMERS_ other than shape_of's: for A/B measurements of the choice.
+template <int D, bool PINGPONG_ = true, int BN_ = shape_of(D).block_n, int STAGES_ = shape_of(D).stages,
+          int CONSUMERS_ = shape_of(D).consumers>
 struct attention_traits {
   static constexpr bool PINGPONG = PINGPONG_;
   static_assert(shape_of(D).head_dim == D, "head dimension 64, 128 or 256 (shape_of)");
-  static constexpr int HEAD_DIM = D, BM = block_m, BN = BN_, STAGES = STAGES_;
-  static constexpr int THREADS = cta_threads;
+  static_assert(CONSUMERS_ >= 2 && CONSUMERS_ <= max_consumer_warpgroups, "two or three consumer warpgroups");
+  static constexpr head_dim_shape SHAPE{D, BN_, STAGES_, CONSUMERS_};
+  static constexpr int HEAD_DIM = D, BN = BN_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+  static constexpr int BM = SHAPE.block_m(), THREADS = SHAPE.threads();
   static constexpr int DK = D / k_block;   // the head dimension's k-blocks (Q's and K's tiles)
   static constexpr int NK = BN / k_block;  // the kv block's k-blocks (V's tiles)
   // Q: BM rows x one k-block of d, DK of them; consumer warpgroup w reads rows [64w, 64w + 64).
@@ -77,8 +92,8 @@ struct attention_traits {
   // Per consumer thread: S (m64nBN), O (m64nD) as fp32 accumulators, P as bf16x2 words (wgmma's A
   // fragment: four words per k-step of 16 kv columns).
   static constexpr int ACC_S = BN / 2, ACC_O = D / 2, P_WORDS = BN / 4;
-  // Registers: producer 24, consumers 240: 128 * 24 + 256 * 240 = 64512 <= 65536.
-  static constexpr uint32_t PRODUCER_REGS = 24, CONSUMER_REGS = 240;
+  // Registers: two consumer warpgroups take 240 each, three 160, beside the producer's 24.
+  static constexpr uint32_t PRODUCER_REGS = producer_regs, CONSUMER_REGS = consumer_regs(CONSUMERS);
 
   // The CTA's shared memory from a 1024-byte aligned base: Q (whose rows each warpgroup rewrites
   // with its O for the TMA store once its last S is computed), the K and V stages, the two rings'
@@ -96,26 +111,26 @@ struct attention_traits {
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");
   static_assert(D == 64 || D == 128 || D == 256, "O is one wgmma.m64nDk16 per k-step");
   static_assert(SMEM <= uint32_t(limits::max_smem_per_block), "fits in 227 KiB of shared memory");
-  static_assert(consumer_warpgroups * warpgroup_threads * CONSUMER_REGS + warpgroup_threads * PRODUCER_REGS <= 65536,
+  static_assert(CONSUMERS * warpgroup_threads * CONSUMER_REGS + warpgroup_threads * PRODUCER_REGS <= 65536,
                 "register file");
   static_assert(sizeof(k_stage) < (1u << 20) && sizeof(v_stage) < (1u << 20), "tx-count limit of an mbarrier phase");
 };
 
 // The kernel's named barriers (0 is __syncthreads'): each consumer warpgroup w has one for its
 // epilogue (its 128 threads meet before its TMA store of O) at epilogue + w, and with ping-pong
-// one for its turn at the tensor cores (both warpgroups' 256 threads: w waits there, the other
-// arrives) at order + w.
-enum class attention_barrier : uint32_t { epilogue = 1, order = 3 };
+// one for its turn at the tensor cores at order + w (two warpgroups' 256 threads: w waits there,
+// the warpgroup before it in the turn order arrives).
+enum class attention_barrier : uint32_t { epilogue = 1, order = 1 + max_consumer_warpgroups };
 HOPPER_HD constexpr uint32_t barrier_id(attention_barrier kind, int warpgroup) {
   return uint32_t(kind) + uint32_t(warpgroup);
 }
 HOPPER_HD constexpr uint32_t barrier_threads(attention_barrier kind) {
-  return uint32_t(kind == attention_barrier::epilogue ? warpgroup_threads : consumer_warpgroups * warpgroup_threads);
+  return uint32_t(kind == attention_barrier::epilogue ? warpgroup_threads : 2 * warpgroup_threads);
 }
-static_assert(barrier_id(attention_barrier::epilogue, consumer_warpgroups - 1) <
+static_assert(barrier_id(attention_barrier::epilogue, max_consumer_warpgroups - 1) <
                   barrier_id(attention_barrier::order, 0),
               "epilogue and order ids overlap");
-static_assert(barrier_id(attention_barrier::order, consumer_warpgroups - 1) < limits::named_barrier_count,
+static_assert(barrier_id(attention_barrier::order, max_consumer_warpgroups - 1) < limits::named_barrier_count,
               "16 named barriers");
 
 }  // namespace hopper::attention

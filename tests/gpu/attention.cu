@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attention_reference.hpp"
@@ -31,9 +32,13 @@ std::string describe(const ha::problem& p) {
 }
 
 // Runs `p` on fresh inputs and checks `rows_per_head` sampled rows of every (batch, head), or every
-// row when 0.
+// row when 0. V: the instance to launch (run_as), void for the plan's own (run).
+template <class V = void>
 void expect_correct(const ha::problem& p, int rows_per_head = 0) {
-  const std::string what = describe(p) + " seed " + std::to_string(hopper_test::fresh_seed());
+  std::string what = describe(p) + " seed " + std::to_string(hopper_test::fresh_seed());
+  if constexpr (!std::is_void_v<V>)
+    what += " instance kv " + std::to_string(V::BN) + " stages " + std::to_string(V::STAGES) + " consumers " +
+            std::to_string(V::CONSUMERS) + (V::PINGPONG ? "" : " flat");
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ uint64_t(p.seq_q * 131 + p.seq_k * 7 + p.head_dim + p.heads));
   const size_t nq = ha::span_elements(p.q, p.seq_q, p.heads, p.batch, p.head_dim);
   const size_t nk = ha::span_elements(p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim);
@@ -54,9 +59,13 @@ void expect_correct(const ha::problem& p, int rows_per_head = 0) {
   CUDA_OK(cudaMemcpy(dv, v.data(), nv * 2, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(dout, 0xFF, no * 2));  // NaN in bf16
   CUDA_OK(cudaMemset(dl, 0xFF, nl * 4));
-  {
-    ha::plan a(p, dq, dk, dv, dout, dl);
+  if constexpr (std::is_void_v<V>) {
+    const ha::plan a(p, dq, dk, dv, dout, dl);
     CUDA_OK(a.run());
+    CUDA_OK(cudaDeviceSynchronize());
+  } else {
+    const ha::plan a(p, dq, dk, dv, dout, dl, V::SHAPE);
+    CUDA_OK(a.template run_as<V>());
     CUDA_OK(cudaDeviceSynchronize());
   }
   std::vector<uint16_t> o(no);
@@ -124,6 +133,58 @@ TEST_P(Attention, LongSequencesSampled) {
   expect_correct(ha::problem::packed(2, 2, 2, 3000, 5000, d, true), 24);
 }
 
+// The instances the throughput test measures against the default (attention_traits' A/B
+// parameters): tails in both sequences, causal, GQA, cross attention, each on every row; and the
+// plan of another instance refuses the default launch.
+template <class V>
+void expect_instance_correct() {
+  const int d = V::HEAD_DIM;
+  expect_correct<V>(ha::problem::packed(1, 2, 2, 1, 1, d));
+  expect_correct<V>(ha::problem::packed(2, 3, 3, 129, 300, d));
+  expect_correct<V>(ha::problem::packed(1, 2, 2, 400, 129, d, true));
+  expect_correct<V>(ha::problem::packed(1, 4, 1, 577, 577, d, true));
+  expect_correct<V>(ha::problem::packed(1, 1, 1, 1000, 77, d));
+  expect_correct<V>(ha::problem::packed(1, 2, 2, 2048, 2048, d, true), 24);
+}
+
+TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
+  HOPPER_REQUIRE_SM90();
+  expect_instance_correct<ha::attention_traits<64, false>>();
+  expect_instance_correct<ha::attention_traits<64, true, 192, 3>>();
+  expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3>>();
+  expect_instance_correct<ha::attention_traits<64, false, 128, 3, 3>>();
+  expect_instance_correct<ha::attention_traits<128, false>>();
+  expect_instance_correct<ha::attention_traits<128, true, 192, 2>>();
+  expect_instance_correct<ha::attention_traits<256, false>>();
+}
+
+TEST(AttentionInstances, AnotherInstancesPlanRefusesTheDefaultLaunch) {
+  HOPPER_REQUIRE_SM90();
+  using V = ha::attention_traits<64, true, 128, 3, 3>;
+  const ha::problem p = ha::problem::packed(1, 1, 1, 256, 256, 64);
+  void* buf = nullptr;
+  CUDA_OK(cudaMalloc(&buf, 4 * 256 * 64 * 2));
+  CUDA_OK(cudaMemset(buf, 0, 4 * 256 * 64 * 2));
+  uint16_t* b = static_cast<uint16_t*>(buf);
+  const ha::plan a(p, b, b + 256 * 64, b + 2 * 256 * 64, b + 3 * 256 * 64, nullptr, V::SHAPE);
+  EXPECT_EQ(a.launch().threads, 512);
+  try {
+    (void)a.run();
+    ADD_FAILURE() << "run() of a three-consumer plan launched the default instance";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("run_as"), std::string::npos) << e.what();
+  }
+  try {
+    (void)a.run_as<ha::attention_traits<64, true, 192, 3>>();
+    ADD_FAILURE() << "run_as of another instance launched";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("block 192"), std::string::npos) << e.what();
+  }
+  CUDA_OK(a.run_as<V>());
+  CUDA_OK(cudaDeviceSynchronize());
+  cudaFree(buf);
+}
+
 INSTANTIATE_TEST_SUITE_P(HeadDims, Attention, ::testing::Values(64, 128, 256),
                          [](const ::testing::TestParamInfo<int>& i) { return "d" + std::to_string(i.param); });
 
@@ -159,7 +220,8 @@ double sustained_ms(F&& launch) {
 
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
 // random inputs, for the kernel and its variants in the same process (A/B at the running clock:
-// ping-pong off; for head dim 64 a 192-wide kv block). For a first look; bench_attention.py
+// ping-pong off; for head dim 64 a 192-wide kv block and three consumer warpgroups, for head dim
+// 128 a 192-wide kv block). For a first look; bench_attention.py
 // measures against cuDNN and the flash backend.
 // HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, for
 // a profiler's run.
@@ -191,11 +253,19 @@ void throughput_of_head_dim() {
       const double flat = sustained_ms([&] { return a.template run_as<ha::attention_traits<D, false>>(); });
       std::printf("attention/hd%d/seq%d/%s: %.3f ms, %.1f TFLOP/s; without ping-pong %.1f TFLOP/s (%.3f)", D, seq,
                   causal ? "causal" : "full", ours, tf / ours, tf / flat, flat / ours);
+      // Another instance of the head dimension on the same inputs: its TFLOP/s and time / ours.
+      const auto variant = [&](auto tr, const char* what) {
+        using V = decltype(tr);
+        const ha::plan b(p, q, k, v, o, nullptr, V::SHAPE);
+        const double w = sustained_ms([&] { return b.template run_as<V>(); });
+        std::printf("; %s %.1f TFLOP/s (%.3f)", what, tf / w, w / ours);
+      };
       if constexpr (D == 64) {
-        const ha::plan wide(p, q, k, v, o, nullptr, 192);
-        const double w = sustained_ms([&] { return wide.template run_as<ha::attention_traits<64, true, 192, 3>>(); });
-        std::printf("; kv block 192 %.1f TFLOP/s (%.3f)", tf / w, w / ours);
+        variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
+        variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
+        variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three consumers without ping-pong");
       }
+      if constexpr (D == 128) variant(ha::attention_traits<128, true, 192, 2>{}, "kv block 192");
       std::printf("\n");
       CUDA_OK(cudaGetLastError());
       cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);

@@ -76,7 +76,7 @@ void shapes_of_one_head_dim() {
     // Under ASan (ten times slower) one run a shape: the plain build runs the other schedules.
     if (sanitized) continue;
     expect_clean<D>(p, ++seed);
-    const int ctas = int((p.seq_q + ha::block_m - 1) / ha::block_m * p.heads * p.batch);
+    const int ctas = ha::make_launch_plan(p).grid;
     expect_clean<D>(p, ++seed, 0);
     expect_clean<D>(p, ++seed, ctas - 1);
   }
@@ -93,14 +93,35 @@ TEST(AttentionModel, GroupedQueryHeads) {
   expect_clean<256>(ha::problem::packed(2, 2, 1, 129, 129, 256), 13);
 }
 
-// The variants the GPU measures against the kernel (A/B): without ping-pong, and head dim 64
-// with a 192-wide kv block.
+// The variants the GPU measures against the kernel (A/B): without ping-pong, head dim 64 with a
+// 192-wide kv block, three consumer warpgroups (a 192-row tile of Q, the turns passed round the
+// three; with and without ping-pong), head dim 128 with a 192-wide kv block.
 TEST(AttentionModel, Variants) {
   for (bool causal : {false, true}) {
     const ha::problem p = ha::problem::packed(1, 2, 1, 200, 450, 64, causal);
     expect_clean<64, ha::attention_traits<64, false>>(p, causal ? 31 : 32);
     expect_clean<64, ha::attention_traits<64, true, 192, 3>>(p, causal ? 33 : 34);
     expect_clean<128, ha::attention_traits<128, false>>(ha::problem::packed(1, 1, 1, 150, 300, 128, causal), 35);
+    expect_clean<128, ha::attention_traits<128, true, 192, 2>>(ha::problem::packed(1, 1, 1, 150, 400, 128, causal), 36);
+  }
+}
+
+// Three consumer warpgroups: tiles of 192 rows, tails on both sequences, several seeds and each
+// CTA slow in turn, with ping-pong round the three and without.
+TEST(AttentionModel, ThreeConsumerWarpgroups) {
+  using three = ha::attention_traits<64, true, 128, 3, 3>;
+  using three_flat = ha::attention_traits<64, false, 128, 3, 3>;
+  const ha::problem shapes[] = {ha::problem::packed(1, 2, 1, 200, 450, 64),
+                                ha::problem::packed(1, 1, 1, 420, 420, 64, true),
+                                ha::problem::packed(2, 1, 1, 100, 257, 64, true)};
+  uint64_t seed = 40;
+  for (const ha::problem& p : shapes) {
+    expect_clean<64, three>(p, ++seed);
+    if (sanitized) continue;
+    expect_clean<64, three_flat>(p, ++seed);
+    const int ctas = ha::make_launch_plan(p, three::SHAPE).grid;
+    expect_clean<64, three>(p, ++seed, 0);
+    expect_clean<64, three>(p, ++seed, ctas - 1);
   }
 }
 

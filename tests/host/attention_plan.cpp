@@ -79,7 +79,7 @@ TEST(AttentionPlan, MapsAreOrderedByStride) {
   EXPECT_EQ(lp.q.dims[3], 2u);     // batch
   EXPECT_EQ(lp.q.strides[0], 128u * 2);
   EXPECT_EQ(lp.q.strides[1], 8u * 128 * 2);
-  EXPECT_EQ(lp.q.box[2], uint32_t(ha::block_m));
+  EXPECT_EQ(lp.q.box[2], uint32_t(ha::attention_traits<128>::BM));
   EXPECT_EQ(lp.q.box[1], 1u);
   EXPECT_EQ(lp.q.order.head, 1);
   EXPECT_EQ(lp.q.order.seq, 2);
@@ -88,6 +88,28 @@ TEST(AttentionPlan, MapsAreOrderedByStride) {
   EXPECT_EQ(lp.v.box[2], uint32_t(ha::k_block));
   EXPECT_EQ(lp.o.box[2], uint32_t(ha::wgmma_m));
   EXPECT_FLOAT_EQ(lp.scale_log2, float(1.0 / std::sqrt(128.0) * 1.4426950408889634));
+}
+
+// An instance other than shape_of's (three consumer warpgroups): the tile of Q, the grid and the
+// block follow it; an instance of another head dimension or out of range is refused by name.
+TEST(AttentionPlan, InstanceShapesTheLaunch) {
+  using wide = ha::attention_traits<64, true, 128, 3, 3>;
+  const ha::problem p = ha::problem::packed(2, 8, 8, 1000, 1000, 64);
+  const ha::launch_plan lp = ha::make_launch_plan(p, wide::SHAPE);
+  EXPECT_EQ(wide::BM, 192);
+  EXPECT_EQ(lp.q_tiles, 6);  // ceil(1000 / 192)
+  EXPECT_EQ(lp.grid, 6 * 8 * 2);
+  EXPECT_EQ(lp.threads, 512);
+  EXPECT_EQ(lp.q.box[2], 192u);
+  EXPECT_TRUE(ha::launches<wide>(lp));
+  EXPECT_FALSE(ha::launches<ha::attention_traits<64>>(lp));
+  EXPECT_FALSE(ha::launches<wide>(ha::make_launch_plan(p)));
+  EXPECT_EQ(wide::CONSUMER_REGS, 160u);
+  EXPECT_EQ(ha::attention_traits<64>::CONSUMER_REGS, 240u);
+  expect_rejected([&] { (void)ha::make_launch_plan(p, ha::attention_traits<128>::SHAPE); }, "head_dim 128");
+  expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 3, 4}); }, "consumers 4");
+  expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 96, 3, 2}); }, "block_n 96");
+  expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 0, 2}); }, "stages 0");
 }
 
 // A dimension of extent 1 is never stepped: any stride the caller has for it is accepted.
