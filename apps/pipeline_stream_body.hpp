@@ -11,9 +11,10 @@
 //    the whole tile it received to dst tile (b*tiles + t). So each CTA's output proves it saw
 //    every peer's slice for that iteration.
 //
-// `M` plants one classic pipeline bug in this very source (compile-time switches, folded away for
-// mutant::none, the only one the __global__ entry instantiates), so that the model tests
-// (tests/host/pipeline_model.cpp) show the model reports each one in the kernel itself.
+// The classic pipeline bugs the model tests plant (tests/host/pipeline_model.cpp, `mutant`) come
+// from the model's fault plan at run time (apps/pipeline_stream_on_model.hpp maps each to its
+// fault): the generic ones act on the ring's barriers; the few only this kernel can express are
+// named hooks (t.planted), constant false on the device target, so the GPU's code is the kernel.
 //
 // Plain C++ as far as the compiler is concerned: no CUDA built-in and no ptx:: call here, only the
 // target's members and views, so g++ compiles it with the model's target.
@@ -22,57 +23,14 @@
 #include <cstdint>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.hpp"
 #include "hopper/pipeline.cuh"
 
 namespace hopper::apps {
 
-enum class mutant {
-  none,
-  producer_parity_0,    // the producer starts on parity 0, as if every stage were full
-  consumer_parity_1,    // the consumers start on parity 1: they read before the first copy lands
-  skip_release,         // the last consumer warp skips its release of iteration tiles/2
-  empty_count_minus_1,  // the empty barriers expect one consumer warp fewer than there are
-  empty_count_plus_1,   // ... one more
-  bytes_minus_16,       // iteration tiles/2 arms the full barrier with 16 bytes fewer than delivered
-  bytes_plus_16,        // ... 16 more
-  no_drain,             // the producer exits without draining (peers may still arrive)
-  release_before_read,  // consumer warp 0 releases iteration 0's stage before reading it
-  relaxed_release,      // the consumers read with generic loads but release with .relaxed
-};
-
-inline const char* name(mutant m) {
-  switch (m) {
-    case mutant::none:
-      return "none";
-    case mutant::producer_parity_0:
-      return "producer_parity_0";
-    case mutant::consumer_parity_1:
-      return "consumer_parity_1";
-    case mutant::skip_release:
-      return "skip_release";
-    case mutant::empty_count_minus_1:
-      return "empty_count_minus_1";
-    case mutant::empty_count_plus_1:
-      return "empty_count_plus_1";
-    case mutant::bytes_minus_16:
-      return "bytes_minus_16";
-    case mutant::bytes_plus_16:
-      return "bytes_plus_16";
-    case mutant::no_drain:
-      return "no_drain";
-    case mutant::release_before_read:
-      return "release_before_read";
-    case mutant::relaxed_release:
-      return "relaxed_release";
-  }
-  return "?";
-}
-
 // The kernel body; every thread of the block calls it. `ring` is the CTA's pipeline storage and
 // `stage_mem` its Stages x stage_bytes stage buffer; src and dst are the whole global arrays.
 HOPPER_EXEC_CHECK_OFF
-template <int Stages, class Tg, mutant M = mutant::none>
+template <int Stages, class Tg>
 HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
                                     typename Tg::template smem_t<uint8_t> stage_mem,
                                     typename Tg::template gmem_t<const typename Tg::u32x4> src,
@@ -83,8 +41,8 @@ HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storag
   using vec = typename Tg::u32x4;
 
   pipeline_params ring_params = params;  // what the barriers are initialised with
-  if constexpr (M == mutant::empty_count_minus_1) ring_params.releases_per_cta -= 1u;
-  if constexpr (M == mutant::empty_count_plus_1) ring_params.releases_per_cta += 1u;
+  if (t.planted("empty count minus 1")) ring_params.releases_per_cta -= 1u;
+  if (t.planted("empty count plus 1")) ring_params.releases_per_cta += 1u;
   pipe_t pipe = pipe_t::init(ring, ring_params, t);
 
   const uint32_t warp = t.warp(), lane = t.lane();
@@ -99,11 +57,10 @@ HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storag
 
   if (warp == 0) {
     if (lane == 0) {
-      state s = M == mutant::producer_parity_0 ? state(0u, parity(0u)) : pipe.producer_start();
+      state s = pipe.producer_start();
       for (; s.iter() < tiles; ++s) {
         uint32_t bytes = stage_bytes;  // the whole stage, whoever delivers it
-        if constexpr (M == mutant::bytes_minus_16) bytes -= s.iter() == tiles / 2 ? 16u : 0u;
-        if constexpr (M == mutant::bytes_plus_16) bytes += s.iter() == tiles / 2 ? 16u : 0u;
+        if (t.planted("expect_tx 16 over") && s.iter() == tiles / 2) bytes += 16u;
         pipe.acquire(s, bytes);
         const auto stage = stage_mem + size_t(s.index()) * stage_bytes;
         const auto from = src + (src_tile0 + s.iter()) * tile_vecs;
@@ -118,29 +75,24 @@ HOPPER_HD void pipeline_stream_body(Tg& t, typename pipeline<Stages, Tg>::storag
         }
         pipe.issued(s);
       }
-      if constexpr (M != mutant::no_drain) pipe.drain(s);  // peers may still arrive on our empty barriers
+      if (!t.planted("no drain")) pipe.drain(s);  // peers may still arrive on our empty barriers
     }
   } else if (warp <= consumer_warps) {
     const uint32_t cw = warp - 1u;
-    state s = M == mutant::consumer_parity_1 ? state(0u, parity(1u)) : pipe.consumer_start();
+    state s = pipe.consumer_start();
     for (; s.iter() < tiles; ++s) {
       pipe.wait(s);
       const auto stage = (stage_mem + size_t(s.index()) * stage_bytes).template as<const vec>();
       const auto out = dst + (dst_tile0 + s.iter()) * tile_vecs;
-      bool released = false;
-      if constexpr (M == mutant::release_before_read) {
-        released = cw == 0 && s.iter() == 0;
-        if (released) pipe.release(s);
-      }
+      const bool early = t.planted("release before read") && cw == 0 && s.iter() == 0;
+      if (early) pipe.release(s);
       for (size_t i = size_t(cw) * 32u + lane; i < tile_vecs; i += size_t(consumer_warps) * 32u)
         out.store(i, stage.load(i));
-      if constexpr (M == mutant::skip_release) released = cw == consumer_warps - 1u && s.iter() == tiles / 2;
-      if (!released) {
-        if constexpr (M == mutant::relaxed_release)
-          pipe.template release<release_sem::relaxed>(s);  // nothing orders the generic reads
-        else
-          pipe.release(s);  // after this warp's last read of the stage
-      }
+      if (early) continue;
+      if (t.planted("relaxed release"))
+        pipe.template release<release_sem::relaxed>(s);  // nothing orders the generic reads
+      else
+        pipe.release(s);  // after this warp's last read of the stage
     }
   }
 }

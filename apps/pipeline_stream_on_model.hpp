@@ -2,9 +2,9 @@
 // (apps/pipeline_stream_body.hpp) instantiated with the model's target, every thread of the
 // launch a task under the seeded scheduler. One launch per case: src filled with a pattern, dst
 // poisoned, the body run, then every word of dst compared on the host with the source tile the
-// kernel's layout says it must hold. A case may plant one of the body's mutants, so tests can show
-// that the model reports it. Used by tests/host/pipeline_model.cpp and by the showcase when there
-// is no GPU.
+// kernel's layout says it must hold. A case may plant one classic bug (`mutant`) through the model's
+// fault plan, so tests can show that the model reports it in the kernel's own code. Used by
+// tests/host/pipeline_model.cpp and by the showcase when there is no GPU.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +21,81 @@
 #include "hopper/trace.hpp"
 
 namespace hopper::apps {
+
+// The classic pipeline bugs a case may plant, each one fault of the model's plan (faults_of).
+enum class mutant {
+  none,
+  producer_parity_0,    // the producer starts on parity 0, as if every stage were full
+  consumer_parity_1,    // the consumers start on parity 1: they read before the first copy lands
+  skip_release,         // the consumers' releases never arrive
+  empty_count_minus_1,  // the empty barriers expect one consumer warp fewer than there are
+  empty_count_plus_1,   // ... one more
+  bytes_minus_16,       // the full barriers are armed with 16 bytes fewer than delivered
+  bytes_plus_16,        // iteration tiles/2 arms its full barrier with 16 bytes more
+  no_drain,             // the producer exits without draining (peers may still arrive)
+  release_before_read,  // consumer warp 0 releases iteration 0's stage before reading it
+  relaxed_release,      // the consumers read with generic loads but release with .relaxed
+};
+
+inline const char* name(mutant m) {
+  switch (m) {
+    case mutant::none:
+      return "none";
+    case mutant::producer_parity_0:
+      return "producer_parity_0";
+    case mutant::consumer_parity_1:
+      return "consumer_parity_1";
+    case mutant::skip_release:
+      return "skip_release";
+    case mutant::empty_count_minus_1:
+      return "empty_count_minus_1";
+    case mutant::empty_count_plus_1:
+      return "empty_count_plus_1";
+    case mutant::bytes_minus_16:
+      return "bytes_minus_16";
+    case mutant::bytes_plus_16:
+      return "bytes_plus_16";
+    case mutant::no_drain:
+      return "no_drain";
+    case mutant::release_before_read:
+      return "release_before_read";
+    case mutant::relaxed_release:
+      return "relaxed_release";
+  }
+  return "?";
+}
+
+// The model's fault that plants `m`: on the ring's barriers ("full[s]", "empty[s]") where the
+// model can change the operation itself, else the body's hook of that name.
+inline std::vector<hopper::model::fault> faults_of(mutant m) {
+  using hopper::model::fault_kind;
+  switch (m) {
+    case mutant::none:
+      return {};
+    case mutant::producer_parity_0:  // the producer's waits are on the empty barriers
+      return {{fault_kind::parity_flipped, "empty"}};
+    case mutant::consumer_parity_1:  // the consumers' on the full ones
+      return {{fault_kind::parity_flipped, "full"}};
+    case mutant::skip_release:
+      return {{fault_kind::arrive_dropped, "empty"}};
+    case mutant::empty_count_minus_1:
+      return {{fault_kind::kernel_hook, "empty count minus 1"}};
+    case mutant::empty_count_plus_1:
+      return {{fault_kind::kernel_hook, "empty count plus 1"}};
+    case mutant::bytes_minus_16:
+      return {{fault_kind::expect_tx_short, "full"}};
+    case mutant::bytes_plus_16:
+      return {{fault_kind::kernel_hook, "expect_tx 16 over"}};
+    case mutant::no_drain:
+      return {{fault_kind::kernel_hook, "no drain"}};
+    case mutant::release_before_read:
+      return {{fault_kind::kernel_hook, "release before read"}};
+    case mutant::relaxed_release:
+      return {{fault_kind::kernel_hook, "relaxed release"}};
+  }
+  throw std::invalid_argument("pipeline_stream on the model: mutant " + std::to_string(int(m)) +
+                              " is not one of mutant");
+}
 
 struct host_case {
   uint32_t stages = 2, warpgroups = 1, cluster = 1, tiles = 4;
@@ -66,8 +141,8 @@ struct stream_outcome {
   std::vector<hopper::trace::record> timeline;
 };
 
-// One launch of pipeline_stream_body<S, model::target, M>.
-template <int S, mutant M>
+// One launch of pipeline_stream_body<S, model::target> with the faults of c.m.
+template <int S>
 stream_outcome run_once(const host_case& c, bool keep_timeline) {
   namespace hm = hopper::model;
   using pipe_t = hopper::pipeline<S, hm::target>;
@@ -78,6 +153,7 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
   hm::run_options o;
   o.seed = c.seed;
   o.chooser = c.chooser;
+  o.faults = faults_of(c.m);
   o.step_limit = 20000000;
   hm::world w(o);
   const bool mc = c.multicast && c.cluster > 1;
@@ -102,8 +178,8 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
       [&src, &dst, tiles, stage_bytes, p](hm::target& t) {
         auto& ring = hopper::model::cta_shared<typename pipe_t::storage>(t, "ring");
         const auto stages = hopper::model::shared_buffer(t, "stages", S, stage_bytes);
-        pipeline_stream_body<S, hm::target, M>(t, ring, stages, hm::gmem<const hm::u32x4>(src),
-                                               hm::gmem<hm::u32x4>(dst), tiles, stage_bytes, p);
+        pipeline_stream_body<S, hm::target>(t, ring, stages, hm::gmem<const hm::u32x4>(src), hm::gmem<hm::u32x4>(dst),
+                                            tiles, stage_bytes, p);
       },
       keep_timeline ? &out.timeline : nullptr);
   out.tasks = size_t(ctas) * c.block_threads();
@@ -138,54 +214,21 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
 
 namespace detail {
 
-template <mutant M, int... S>
+template <int... S>
 stream_outcome run_stages(const host_case& c, bool keep_timeline, std::integer_sequence<int, S...>) {
   stream_outcome out;
-  const bool found = ((int(c.stages) == S ? (out = run_once<S, M>(c, keep_timeline), true) : false) || ...);
+  const bool found = ((int(c.stages) == S ? (out = run_once<S>(c, keep_timeline), true) : false) || ...);
   if (!found)
     throw std::invalid_argument("pipeline_stream on the model: stages = " + std::to_string(c.stages) +
-                                " not instantiated for mutant " + name(M) +
-                                (M == mutant::none ? " (1..10)" : " (1..4)"));
+                                " is not instantiated (1..10)");
   return out;
-}
-
-template <mutant M>
-stream_outcome run_mutant(const host_case& c, bool keep_timeline) {
-  if constexpr (M == mutant::none)
-    return run_stages<M>(c, keep_timeline, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10>{});
-  else
-    return run_stages<M>(c, keep_timeline, std::integer_sequence<int, 1, 2, 3, 4>{});
 }
 
 }  // namespace detail
 
-// The body with c.stages stages (1..10; a mutant: 1..4) and c.m planted.
+// The body with c.stages stages (1..10) and c.m planted.
 inline stream_outcome run_case(const host_case& c, bool keep_timeline = false) {
-  switch (c.m) {
-    case mutant::none:
-      return detail::run_mutant<mutant::none>(c, keep_timeline);
-    case mutant::producer_parity_0:
-      return detail::run_mutant<mutant::producer_parity_0>(c, keep_timeline);
-    case mutant::consumer_parity_1:
-      return detail::run_mutant<mutant::consumer_parity_1>(c, keep_timeline);
-    case mutant::skip_release:
-      return detail::run_mutant<mutant::skip_release>(c, keep_timeline);
-    case mutant::empty_count_minus_1:
-      return detail::run_mutant<mutant::empty_count_minus_1>(c, keep_timeline);
-    case mutant::empty_count_plus_1:
-      return detail::run_mutant<mutant::empty_count_plus_1>(c, keep_timeline);
-    case mutant::bytes_minus_16:
-      return detail::run_mutant<mutant::bytes_minus_16>(c, keep_timeline);
-    case mutant::bytes_plus_16:
-      return detail::run_mutant<mutant::bytes_plus_16>(c, keep_timeline);
-    case mutant::no_drain:
-      return detail::run_mutant<mutant::no_drain>(c, keep_timeline);
-    case mutant::release_before_read:
-      return detail::run_mutant<mutant::release_before_read>(c, keep_timeline);
-    case mutant::relaxed_release:
-      return detail::run_mutant<mutant::relaxed_release>(c, keep_timeline);
-  }
-  throw std::invalid_argument("pipeline_stream on the model: unknown mutant");
+  return detail::run_stages(c, keep_timeline, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10>{});
 }
 
 }  // namespace hopper::apps

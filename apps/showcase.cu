@@ -6,8 +6,8 @@
 // pipeline kernel traced, and its timeline written (Chrome/Perfetto JSON, and a PNG through
 // tools/trace_png.py where Python and matplotlib exist).
 // Without one: runs the same kernel body (apps/pipeline_stream_body.hpp) on the executable model,
-// every thread a task (clusters with multicast, many scheduler seeds, the bugs planted in the body
-// as compile-time mutants), checks every word it wrote, prints what it checked, and writes the
+// every thread a task (clusters with multicast, many scheduler seeds, bugs planted at run time
+// through the model's fault plan), checks every word it wrote, prints what it checked, and writes the
 // model's timeline in the same format. Either way it says which it did and where the files are.
 #include <cuda_runtime.h>
 #include <sys/stat.h>

@@ -188,4 +188,49 @@ TEST(ModelReports, RemoteArrivalNamesTheBarriersCta) {
   EXPECT_NE(o.message.find("of CTA 1:"), std::string::npos) << o.message;
 }
 
+// The fault plan's arrive_dropped reaches every arrive form: a remote arrive (mapa +
+// mbarrier.arrive.shared::cluster) and a warp's lanes arriving on their CTAs' barriers, as well as
+// the local one. Each CTA's barrier "b" counts one arrival; with the fault the waiters deadlock on
+// it, without it they pass.
+TEST(ModelReports, ArriveDroppedReachesRemoteAndLaneArrives) {
+  enum class form { local, remote, lanes };
+  for (form f : {form::local, form::remote, form::lanes})
+    for (bool dropped : {false, true}) {
+      const program p = [f](world& w) {
+        launch(w, {2, 32, 2}, [f](target& t) {
+          auto& b = cta_shared<mbarrier_slot>(t, "b");
+          if (t.thread() == 0) {
+            t.mbarrier_init(b, 1, "b", 0);
+            t.fence_mbarrier_init_release_cluster();
+          }
+          t.barrier_cluster_arrive_aligned();
+          t.barrier_cluster_wait_aligned();
+          // CTA 1's barrier: arrived on by CTA 1 itself (local), or from CTA 0 (remote, or lane 1 of
+          // CTA 0's warp, whose lane 0 arrives on CTA 0's own).
+          const bool first = t.cluster_rank() == 0, lead = t.thread() == 0;
+          if (f == form::local && !first && lead) (void)t.mbarrier_arrive(b);
+          if (f == form::remote && first && lead) t.mbarrier_arrive(t.mapa(b, 1));
+          if (f == form::lanes && first) t.mbarrier_arrive_shared_cluster_lanes(b, 2);
+          if (!first && lead) t.mbarrier_wait(b, hopper::parity(0));
+          t.barrier_cluster_arrive_aligned();  // neither CTA exits while a peer may still arrive
+          t.barrier_cluster_wait_aligned();
+        });
+      };
+      run_options o;
+      if (dropped) o.faults = {{fault_kind::arrive_dropped, "b"}};
+      const outcome r = run_once(p, o);
+      const std::string what = std::string(f == form::local    ? "local"
+                                           : f == form::remote ? "remote"
+                                                               : "lanes") +
+                               (dropped ? " dropped" : "");
+      if (!dropped) {
+        EXPECT_TRUE(r.ok) << what << ": " << r.message;
+      } else {
+        ASSERT_FALSE(r.ok) << what << ": the dropped arrive still counted";
+        EXPECT_EQ(r.kind, error_kind::deadlock) << what << ": " << r.message;
+        EXPECT_NE(r.message.find("barrier b[0]"), std::string::npos) << what << ": " << r.message;
+      }
+    }
+}
+
 }  // namespace

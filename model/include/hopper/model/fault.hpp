@@ -14,9 +14,10 @@
 namespace hopper::model {
 
 enum class fault_kind {
-  expect_tx_short,      // mbarrier.arrive.expect_tx on the barrier arms 16 bytes fewer than asked
+  expect_tx_short,      // mbarrier.arrive.expect_tx on the barrier (local or remote) arms 16 bytes fewer
   parity_flipped,       // waits on the barrier wait for the other parity (a wrong initial parity)
-  arrive_dropped,       // mbarrier.arrive (any form but expect_tx) on the barrier does nothing
+  arrive_dropped,       // mbarrier.arrive{_drop} (every form but expect_tx, local, remote or a warp's
+                        // lanes on their CTAs) on the barrier does nothing
   proxy_fence_dropped,  // fence.proxy.async (every form) does nothing
   wgmma_wait_short,     // wgmma.wait_group N leaves N + 1 groups in flight (one fewer retired)
   bar_arrive_dropped,   // bar.arrive on the named barrier "bar <id>" does nothing

@@ -434,7 +434,12 @@ class target {
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cta>
   uint64_t mbarrier_arrive_drop(barrier_type& b, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    return token(bar(b, "mbarrier.arrive_drop").arrive_drop(1, arrive_sem<S>()));
+    barrier& x = bar(b, "mbarrier.arrive_drop");
+    if (faulted(fault_kind::arrive_dropped, x.name())) {
+      w().yield();
+      return 0;
+    }
+    return token(x.arrive_drop(1, arrive_sem<S>()));
   }
   template <ptx::scope SC = ptx::scope::cta>
   void mbarrier_expect_tx(barrier_type& b, uint32_t bytes, src_loc loc = src_loc::current()) const {
@@ -461,12 +466,16 @@ class target {
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   void mbarrier_arrive(remote_barrier r, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    (void)remote(r, "mbarrier.arrive.shared::cluster").arrive(1, arrive_sem<S>(), SC);
+    barrier& x = remote(r, "mbarrier.arrive.shared::cluster");
+    if (faulted(fault_kind::arrive_dropped, x.name())) return w().yield();
+    (void)x.arrive(1, arrive_sem<S>(), SC);
   }
   template <ptx::sem S = ptx::sem::release, ptx::scope SC = ptx::scope::cluster>
   void mbarrier_arrive_expect_tx(remote_barrier r, uint32_t bytes, src_loc loc = src_loc::current()) const {
     w().at(loc);
-    (void)remote(r, "mbarrier.arrive.expect_tx.shared::cluster").arrive_expect_tx(bytes, arrive_sem<S>(), SC);
+    barrier& x = remote(r, "mbarrier.arrive.expect_tx.shared::cluster");
+    if (faulted(fault_kind::expect_tx_short, x.name()) && bytes >= 16) bytes -= 16;
+    (void)x.arrive_expect_tx(bytes, arrive_sem<S>(), SC);
   }
   // mapa + mbarrier.arrive.shared::cluster, one instruction of the converged warp: lanes 0..n-1
   // arrive, lane r on CTA r's barrier. An
@@ -479,7 +488,10 @@ class target {
   void mbarrier_arrive_shared_cluster_lanes(barrier_type& b, uint32_t n, src_loc loc = src_loc::current()) const {
     w().at(loc);
     auto& parts = l_->warp_arrives(cta_, warp());
-    if (lane() < n) parts.push_back({&remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster"), w().current()});
+    if (lane() < n) {
+      barrier& x = remote(mapa(b, lane()), "mbarrier.arrive.shared::cluster");
+      if (!faulted(fault_kind::arrive_dropped, x.name())) parts.push_back({&x, w().current()});
+    }
     named_barrier& nb = l_->warp_sync(cta_, warp());
     nb.wait(nb.arrive([this, &parts] {
       world& wd = w();
