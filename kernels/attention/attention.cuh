@@ -44,13 +44,32 @@ auto visit_head_dim(int d, F&& f) {
 
 }  // namespace detail
 
+// The CTAs of instance T the current device holds at once (its SMs times the CTAs of T one SM
+// holds): the size of a persistent grid for T.
+template <class T>
+int resident_ctas() {
+  int dev = 0, sms = 0, per_sm = 0;
+  detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                     "cudaDeviceGetAttribute(MultiProcessorCount)");
+  detail::cuda_check(
+      cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
+      "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attention_kernel<T>, T::THREADS, T::SMEM),
+                     "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (per_sm < 1) throw std::runtime_error("hopper::attention: no CTA of the instance fits an SM of this device");
+  return sms * per_sm;
+}
+
 class plan {
  public:
   // `instance` other than empty: the plan of another instance of the head dimension than shape_of
-  // names, to launch with run_as (A/B measurements).
+  // names, to launch with run_as (A/B measurements). `resident` other than 0: a persistent grid of
+  // that many CTAs walking the tiles (resident_ctas<T>() for the device's), instead of one CTA per
+  // tile.
   plan(const problem& p, const void* q, const void* k, const void* v, void* o, float* lse = nullptr,
-       head_dim_shape instance = {})
-      : lp_(make_launch_plan(p, instance)) {
+       head_dim_shape instance = {}, int resident = 0)
+      : lp_(make_launch_plan(p, instance, resident)) {
     detail::visit_head_dim(int(p.head_dim), [&](auto tr) {
       using T = decltype(tr);
       if (instance.head_dim == 0 && !launches<T>(lp_))

@@ -3,10 +3,12 @@
 // runs it on the GPU with hopper::device_target, attention_on_model.hpp runs the same lines on the
 // model. Plain C++ apart from the target.
 //
-// One CTA = 1 + C warpgroups (attention_traits.hpp, C = 2 or 3) on one tile of 64 C rows of Q of
-// one (batch, head):
-//   warpgroup 0     producer (produce): one thread loads Q once (its own barrier), then for each
-//                   kv block its K tiles into the K ring and its V tiles into the V ring;
+// One CTA = 1 + C warpgroups (attention_traits.hpp, C = 2 or 3) on tiles of 64 C rows of Q of
+// one (batch, head): one tile, or with a persistent grid the tiles b, b + grid, ... in turn, the
+// two rings running on from one tile into the next:
+//   warpgroup 0     producer (produce): one thread loads, per tile, Q (its own barriers: full, and
+//                   empty once the last tile's O has left) and for each kv block its K tiles into
+//                   the K ring and its V tiles into the V ring;
 //   warpgroups 1-C  consumers (consume), 64 rows of Q each: S = Q K^T by wgmma from shared memory,
 //                   the online softmax in registers (running max and sum, exp2 with the scale
 //                   folded in), P packed to bf16 as wgmma's register A operand, O += P V by wgmma;
@@ -38,14 +40,17 @@ struct coord_order {
   uint8_t seq = 1, head = 2, batch = 3;
 };
 
-// What the body needs at run time besides the four tensor maps. Block b of the grid computes
-// tile (b % q_tiles) of Q (causal: counted from the last, so the longest rows start first) of
-// head (b / q_tiles) % heads of batch b / (q_tiles heads); its K/V head is head / kv_group.
+// What the body needs at run time besides the four tensor maps. Tile i computes tile (i % q_tiles)
+// of Q (causal: counted from the last, so the longest rows start first) of head (i / q_tiles) %
+// heads of batch i / (q_tiles heads); its K/V head is head / kv_group. Block b of the grid of
+// `ctas` computes tiles b, b + ctas, ... below `tiles`.
 template <class Tg>
 struct body_params {
   int heads, kv_group;  // Q heads; Q heads per K/V head
   int seq_q, seq_k;
   int q_tiles;  // ceil(seq_q / BM)
+  int tiles;    // q_tiles x heads x batch
+  int ctas;     // the grid: tiles, or fewer walking them
   bool causal;
   float scale_log2;  // the softmax scale times log2(e): exp(scale s) = 2^(scale_log2 s)
   coord_order q, k, v, o;
@@ -59,7 +64,8 @@ struct body_smem {
   smem_of<Tg, uint8_t> q, k, v;  // Q's tiles, the first K stage, the first V stage
   pipeline_storage<T::STAGES, typename Tg::barrier_type>& k_ring;
   pipeline_storage<T::STAGES, typename Tg::barrier_type>& v_ring;
-  typename Tg::barrier_type& q_full;
+  typename Tg::barrier_type& q_full;   // Q's tiles have landed
+  typename Tg::barrier_type& q_empty;  // every consumer warpgroup's O has been read from Q's place
 };
 
 // The kv blocks the tile of `bm` rows from `m0` reads: every block with a column some row of the
@@ -122,13 +128,16 @@ HOPPER_HD void store_box(const Tg& t, const typename Tg::tensor_map_type& map, S
   t.cp_async_bulk_tensor_global_shared_cta(map, src, d, c1, c2, c3);
 }
 
-// Which tile of Q this CTA computes, for which heads, and how many kv blocks it reads.
+// Tile `tile` of Q, counted by the CTA (its n-th: Q's barriers' phase), its heads, and how many
+// kv blocks it reads; `last` when it is the CTA's last tile.
 struct tile_place {
   int m0, head, kv_head, batch, blocks;
+  int n;
+  bool last;
 };
 template <class T, class Tg>
-HOPPER_HD tile_place place_of(uint32_t block, const body_params<Tg>& p) {
-  const int b = int(block);
+HOPPER_HD tile_place place_of(int tile, int n, const body_params<Tg>& p) {
+  const int b = tile;
   int qt = b % p.q_tiles;
   if (p.causal) qt = p.q_tiles - 1 - qt;
   const int bh = b / p.q_tiles;
@@ -138,11 +147,13 @@ HOPPER_HD tile_place place_of(uint32_t block, const body_params<Tg>& p) {
   at.batch = bh / p.heads;
   at.kv_head = at.head / p.kv_group;
   at.blocks = kv_blocks(at.m0, T::BM, p.seq_q, p.seq_k, p.causal, T::BN);
+  at.n = n;
+  at.last = tile + p.ctas >= p.tiles;
   return at;
 }
 
 // What every role reads: the target, the two rings, the CTA's shared memory, the four tensor
-// maps, the run-time parameters and the tile.
+// maps and the run-time parameters.
 template <class T, class Tg, class Pipe>
 struct role_context {
   Tg& t;
@@ -154,50 +165,63 @@ struct role_context {
   const typename Tg::tensor_map_type& tma_v;
   const typename Tg::tensor_map_type& tma_o;
   const body_params<Tg>& p;
-  tile_place at;
 };
+
+// Calls f(tile_place) for each tile of this CTA, in order.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe, class F>
+HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
+  int n = 0;
+  for (int tile = int(c.t.block()); tile < c.p.tiles; tile += c.p.ctas, ++n) f(place_of<T>(tile, n, c.p));
+}
 
 // ---- the producer -------------------------------------------------------------------------------
 
-// One thread: Q's tiles on Q's barrier, then block by block K's tiles (the box of BN kv rows x 64
-// of d, one per k-block of d) and V's (boxes of 64 of d x 64 kv rows: d/64 per k-block of kv); at
-// the end wait for every stage's release.
+// One thread, per tile: block by block K's tiles (the box of BN kv rows x 64 of d, one per k-block
+// of d) and V's (boxes of 64 of d x 64 kv rows: d/64 per k-block of kv), and after the first
+// block's K, Q's tiles on Q's full barrier once Q's empty one says the last tile's O has left (so
+// that the next tile's first K lands while the consumers finish the last one); at the end wait
+// for every stage's release.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
 HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
   Tg& t = c.t;
   const body_params<Tg>& p = c.p;
-  const tile_place& at = c.at;
   using q_tiles = typename T::q_tiles;
   using k_stage = typename T::k_stage;
   using v_stage = typename T::v_stage;
   using V_TILE = typename T::V_TILE;
-  (void)t.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(c.sm.q_full,
-                                                                                 uint32_t(sizeof(q_tiles)));
-  HOPPER_PRAGMA_UNROLL
-  for (int kb = 0; kb < T::DK; ++kb)
-    load_box(t, c.sm.q + kb * int(sizeof(typename T::Q_TILE)), c.tma_q, c.sm.q_full, p.q, kb * k_block, at.m0, at.head,
-             at.batch);
   auto ks = c.k_pipe.producer_start();
   auto vs = c.v_pipe.producer_start();
-  for (int j = 0; j < at.blocks; ++j, ++ks, ++vs) {
-    const int kv0 = j * T::BN;
-    c.k_pipe.template acquire<k_stage>(ks);
-    const auto kdst = c.sm.k + int(ks.index() * sizeof(k_stage));
-    HOPPER_PRAGMA_UNROLL
-    for (int kb = 0; kb < T::DK; ++kb)
-      load_box(t, kdst + kb * int(sizeof(typename T::K_TILE)), c.tma_k, c.k_pipe.full(ks), p.k, kb * k_block, kv0,
-               at.kv_head, at.batch);
-    c.k_pipe.issued(ks);
-    c.v_pipe.template acquire<v_stage>(vs);
-    const auto vdst = c.sm.v + int(vs.index() * sizeof(v_stage));
-    HOPPER_PRAGMA_UNROLL
-    for (int kb = 0; kb < T::NK; ++kb) HOPPER_PRAGMA_UNROLL
-    for (int db = 0; db < T::DK; ++db)
-      load_box(t, vdst + kb * int(sizeof(V_TILE)) + db * int(V_TILE::mn_box_bytes), c.tma_v, c.v_pipe.full(vs), p.v,
-               db * V_TILE::mn_box_rows, kv0 + kb * k_block, at.kv_head, at.batch);
-    c.v_pipe.issued(vs);
-  }
+  for_each_tile(c, [&](const tile_place& at) {
+    for (int j = 0; j < at.blocks; ++j, ++ks, ++vs) {
+      const int kv0 = j * T::BN;
+      c.k_pipe.template acquire<k_stage>(ks);
+      const auto kdst = c.sm.k + int(ks.index() * sizeof(k_stage));
+      HOPPER_PRAGMA_UNROLL
+      for (int kb = 0; kb < T::DK; ++kb)
+        load_box(t, kdst + kb * int(sizeof(typename T::K_TILE)), c.tma_k, c.k_pipe.full(ks), p.k, kb * k_block, kv0,
+                 at.kv_head, at.batch);
+      c.k_pipe.issued(ks);
+      if (j == 0) {
+        if (at.n > 0) t.mbarrier_wait(c.sm.q_empty, parity(uint32_t(at.n - 1) & 1u));
+        (void)t.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(c.sm.q_full,
+                                                                                       uint32_t(sizeof(q_tiles)));
+        HOPPER_PRAGMA_UNROLL
+        for (int kb = 0; kb < T::DK; ++kb)
+          load_box(t, c.sm.q + kb * int(sizeof(typename T::Q_TILE)), c.tma_q, c.sm.q_full, p.q, kb * k_block, at.m0,
+                   at.head, at.batch);
+      }
+      c.v_pipe.template acquire<v_stage>(vs);
+      const auto vdst = c.sm.v + int(vs.index() * sizeof(v_stage));
+      HOPPER_PRAGMA_UNROLL
+      for (int kb = 0; kb < T::NK; ++kb) HOPPER_PRAGMA_UNROLL
+      for (int db = 0; db < T::DK; ++db)
+        load_box(t, vdst + kb * int(sizeof(V_TILE)) + db * int(V_TILE::mn_box_bytes), c.tma_v, c.v_pipe.full(vs), p.v,
+                 db * V_TILE::mn_box_rows, kv0 + kb * k_block, at.kv_head, at.batch);
+      c.v_pipe.issued(vs);
+    }
+  });
   c.k_pipe.drain(ks);
   c.v_pipe.drain(vs);
 }
@@ -304,8 +328,8 @@ HOPPER_HD void rescale(float (&o)[T::ACC_O], const float (&alpha)[2]) {
 // row's first column store its log-sum-exp, (m + log2 l) ln 2.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, int w, int wg_thread, float (&o)[T::ACC_O],
-                       const row_state& rs) {
+HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at, int w, int wg_thread,
+                       float (&o)[T::ACC_O], const row_state& rs) {
   Tg& t = c.t;
   const body_params<Tg>& p = c.p;
   using Q_TILE = typename T::Q_TILE;
@@ -321,80 +345,85 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, int w, int wg_thread,
   HOPPER_PRAGMA_UNROLL
   for (int i = 0; i < T::ACC_O; i += 2) {
     const int r = f.row0 + fragment_place::row(i), col = f.col0 + fragment_place::col(i);
-    const uint32_t at = uint32_t(col / k_block) * uint32_t(sizeof(Q_TILE)) +
-                        swizzle_offset(gemm::tile_swizzle, uint32_t(r) * Q_TILE::row_bytes +
-                                                               uint32_t(col % k_block) * gemm::operand_elem_bytes);
+    const uint32_t byte = uint32_t(col / k_block) * uint32_t(sizeof(Q_TILE)) +
+                          swizzle_offset(gemm::tile_swizzle, uint32_t(r) * Q_TILE::row_bytes +
+                                                                 uint32_t(col % k_block) * gemm::operand_elem_bytes);
     const int h = (i / 2) % 2;
-    (rows + int(at)).template as<uint32_t>().store(0, pack_bf16x2(o[i] * inv[h], o[i + 1] * inv[h]));
+    (rows + int(byte)).template as<uint32_t>().store(0, pack_bf16x2(o[i] * inv[h], o[i + 1] * inv[h]));
   }
   // The generic writes of O, then the async proxy's reads of them by the TMA store.
   t.fence_proxy_async_shared_cta();
   t.bar_sync(barrier_id(attention_barrier::epilogue, w), barrier_threads(attention_barrier::epilogue));
-  const int row0 = c.at.m0 + w * wgmma_m;
+  const int row0 = at.m0 + w * wgmma_m;
   if (wg_thread == 0) {
     HOPPER_PRAGMA_UNROLL
     for (int kb = 0; kb < T::DK; ++kb)
-      store_box(t, c.tma_o, rows + kb * int(sizeof(Q_TILE)), p.o, kb * k_block, row0, c.at.head, c.at.batch);
+      store_box(t, c.tma_o, rows + kb * int(sizeof(Q_TILE)), p.o, kb * k_block, row0, at.head, at.batch);
     t.cp_async_bulk_commit_group();
   }
   if (p.has_lse && f.col0 == 0) {
-    const auto lse_row = p.lse + (size_t(c.at.batch) * size_t(p.heads) + size_t(c.at.head)) * size_t(p.seq_q);
+    const auto lse_row = p.lse + (size_t(at.batch) * size_t(p.heads) + size_t(at.head)) * size_t(p.seq_q);
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < 2; ++h) {
       const int r = row0 + f.row0 + 8 * h;
       if (r < p.seq_q) lse_row.store(size_t(r), lse[h]);
     }
   }
-  // The stores must have read shared memory before the CTA (and its memory) goes away.
-  if (wg_thread == 0) t.template cp_async_bulk_wait_group<0>();
+  // The stores must have read shared memory before the CTA (and its memory) goes away, or before
+  // the next tile's Q lands there: then this warpgroup says so on Q's empty barrier.
+  if (wg_thread == 0) {
+    if (at.last) {
+      t.template cp_async_bulk_wait_group<0>();
+    } else {
+      t.template cp_async_bulk_wait_group_read<0>();
+      (void)t.mbarrier_arrive(c.sm.q_empty);
+    }
+  }
 }
 
 // ---- the consumer role --------------------------------------------------------------------------
 
-// Consumer warpgroup w: rows [64w, 64w + 64) of the tile. Block j's S = Q K_j^T is issued, then
-// block j-1's O += P V_(j-1); the softmax of block j runs while that product is computed; once it
-// has retired O is rescaled and the new P packed. Each stage is released (.relaxed: the reads
-// were the tensor cores', retired at wgmma.wait_group) by warp 0 once its product has retired.
-// Ping-pong: each block's issue is a turn, taken by the warpgroups in the order 0, 1, .., C - 1, 0,
-// ..; warpgroup w waits for its turn on order + w, and once its products are issued gives the
-// turn to the next warpgroup (arrives on the next one's barrier). The last warpgroup gives
-// warpgroup 0 its first turn and skips the arrive after its own last one, so that every barrier
-// sees as many arrivals as waits and none is pending at exit (every warpgroup takes as many turns:
-// the tile's kv blocks).
+// What a consumer warpgroup keeps from tile to tile: its number, its thread's place in the
+// fragments, the descriptors of its rows of Q and of the first K and V stages, and its place in
+// the two rings.
+template <class Pipe>
+struct consumer_state {
+  int w, wg_thread, warp;
+  fragment_place f;
+  uint64_t q_desc, k_desc, v_desc;
+  typename Pipe::state ks, vs;
+};
+
+// One tile for consumer warpgroup w: rows [64w, 64w + 64) of it. Block j's S = Q K^T is issued,
+// then block j-1's O += P V_(j-1); the softmax of block j runs while that product is computed;
+// once it has retired O is rescaled and the new P packed. Each stage is released (.relaxed: the
+// reads were the tensor cores', retired at wgmma.wait_group) by warp 0 once its product has
+// retired. Ping-pong: each block's issue is a turn, taken by the warpgroups in the order 0, 1, ..,
+// C - 1, 0, .. from tile to tile; warpgroup w waits for its turn on order + w, and once its
+// products are issued gives the turn to the next warpgroup (arrives on the next one's barrier).
+// The last warpgroup gives warpgroup 0 its first turn (consume) and skips the arrive after its own
+// last one in the CTA's last tile, so that every barrier sees as many arrivals as waits and none is
+// pending at exit (every warpgroup takes as many turns: the tiles' kv blocks).
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place& at, consumer_state<Pipe>& cs) {
   Tg& t = c.t;
   const body_params<Tg>& p = c.p;
   constexpr auto retired = release_sem::relaxed;
-  const int warp = wg_thread / warp_threads;
-  const fragment_place f = fragment_place::of(wg_thread);
-  const int row = c.at.m0 + w * wgmma_m + f.row0;  // this thread's first row in the sequence
-  // The descriptors of this warpgroup's rows of Q and of the first K and V stages.
-  const uint64_t q_desc = T::Q_TILE::desc(t.smem_addr(c.sm.q) + T::Q_TILE::slice_bytes(w * wgmma_m));
-  const uint64_t k_desc = T::K_TILE::desc(keep_in_register(t.smem_addr(c.sm.k)));
-  const uint64_t v_desc = T::V_TILE::desc(keep_in_register(t.smem_addr(c.sm.v)));
+  const int w = cs.w;
+  const int row = at.m0 + w * wgmma_m + cs.f.row0;  // this thread's first row in the sequence
   const auto k_at = [&](uint32_t stage) {
-    return ptx::wgmma_desc_advance(k_desc, stage * uint32_t(sizeof(typename T::k_stage)));
+    return ptx::wgmma_desc_advance(cs.k_desc, stage * uint32_t(sizeof(typename T::k_stage)));
   };
   const auto v_at = [&](uint32_t stage) {
-    return ptx::wgmma_desc_advance(v_desc, stage * uint32_t(sizeof(typename T::v_stage)));
+    return ptx::wgmma_desc_advance(cs.v_desc, stage * uint32_t(sizeof(typename T::v_stage)));
   };
   // A block needs the mask if it reaches past seq_k or, causal, past the warpgroup's first row.
-  const int first_row = c.at.m0 + w * wgmma_m;
+  const int first_row = at.m0 + w * wgmma_m;
   const auto masked = [&](int j) {
     const int end = (j + 1) * T::BN;
     return end > p.seq_k || (p.causal && end - 1 > first_row);
   };
-
-  float s[T::ACC_S], o[T::ACC_O], alpha[2];
-  uint32_t pw[T::P_WORDS];
-  row_state rs;
-  auto ks = c.k_pipe.consumer_start();
-  auto vs = c.v_pipe.consumer_start();
-  t.mbarrier_wait(c.sm.q_full, parity(0u));
-
-  const int turns = c.at.blocks;
   const int last = T::CONSUMERS - 1, next = w == last ? 0 : w + 1;
   const auto my_turn = [&] {
     if constexpr (T::PINGPONG)
@@ -402,45 +431,70 @@ HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread)
   };
   const auto their_turn = [&](int turn) {
     if constexpr (T::PINGPONG)
-      if (w != last || turn + 1 < turns)
+      if (w != last || !at.last || turn + 1 < at.blocks)
         t.bar_arrive(barrier_id(attention_barrier::order, next), barrier_threads(attention_barrier::order));
   };
-  if constexpr (T::PINGPONG)
-    if (w == last) t.bar_arrive(barrier_id(attention_barrier::order, 0), barrier_threads(attention_barrier::order));
+  auto& ks = cs.ks;
+  auto& vs = cs.vs;
 
+  float s[T::ACC_S], o[T::ACC_O], alpha[2];
+  uint32_t pw[T::P_WORDS];
+  row_state rs;
+  t.mbarrier_wait(c.sm.q_full, parity(uint32_t(at.n) & 1u));
   c.k_pipe.wait(ks);
   my_turn();
-  issue_qk<T>(t, s, q_desc, k_at(ks.index()));
+  issue_qk<T>(t, s, cs.q_desc, k_at(ks.index()));
   their_turn(0);
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(s);
-  if (warp == 0) c.k_pipe.template release<retired>(ks);
+  if (cs.warp == 0) c.k_pipe.template release<retired>(ks);
   ++ks;
-  online_softmax<T>(t, s, rs, alpha, masked(0), row, f.col0, p);
+  online_softmax<T>(t, s, rs, alpha, masked(0), row, cs.f.col0, p);
   pack_p<T>(s, pw);
-  for (int j = 1; j < c.at.blocks; ++j, ++ks, ++vs) {
+  for (int j = 1; j < at.blocks; ++j, ++ks, ++vs) {
     c.k_pipe.wait(ks);
     c.v_pipe.wait(vs);
     my_turn();
-    issue_qk<T>(t, s, q_desc, k_at(ks.index()));
+    issue_qk<T>(t, s, cs.q_desc, k_at(ks.index()));
     issue_pv<T>(t, o, pw, v_at(vs.index()), j > 1);
     their_turn(j);
     t.template wgmma_wait_group<1>();  // S of block j
     t.wgmma_fence_operand(s);
-    if (warp == 0) c.k_pipe.template release<retired>(ks);
-    online_softmax<T>(t, s, rs, alpha, masked(j), row, j * T::BN + f.col0, p);
+    if (cs.warp == 0) c.k_pipe.template release<retired>(ks);
+    online_softmax<T>(t, s, rs, alpha, masked(j), row, j * T::BN + cs.f.col0, p);
     t.template wgmma_wait_group<0>();  // O += P V of block j - 1
     t.wgmma_fence_operand(o);
-    if (warp == 0) c.v_pipe.template release<retired>(vs);
+    if (cs.warp == 0) c.v_pipe.template release<retired>(vs);
     rescale<T>(o, alpha);
     pack_p<T>(s, pw);
   }
   c.v_pipe.wait(vs);
-  issue_pv<T>(t, o, pw, v_at(vs.index()), c.at.blocks > 1);
+  issue_pv<T>(t, o, pw, v_at(vs.index()), at.blocks > 1);
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(o);
-  if (warp == 0) c.v_pipe.template release<retired>(vs);
-  store_o(c, w, wg_thread, o, rs);
+  if (cs.warp == 0) c.v_pipe.template release<retired>(vs);
+  ++vs;
+  store_o(c, at, w, cs.wg_thread, o, rs);
+}
+
+// Consumer warpgroup w: its state, warpgroup 0's first turn, then its rows of each tile.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
+  Tg& t = c.t;
+  consumer_state<Pipe> cs{w,
+                          wg_thread,
+                          wg_thread / warp_threads,
+                          fragment_place::of(wg_thread),
+                          T::Q_TILE::desc(t.smem_addr(c.sm.q) + T::Q_TILE::slice_bytes(w * wgmma_m)),
+                          T::K_TILE::desc(keep_in_register(t.smem_addr(c.sm.k))),
+                          T::V_TILE::desc(keep_in_register(t.smem_addr(c.sm.v))),
+                          c.k_pipe.consumer_start(),
+                          c.v_pipe.consumer_start()};
+  if constexpr (T::PINGPONG)
+    if (w == T::CONSUMERS - 1)
+      t.bar_arrive(barrier_id(attention_barrier::order, 0), barrier_threads(attention_barrier::order));
+  for_each_tile(c, [&](const tile_place& at) { consume_tile(c, at, cs); });
 }
 
 }  // namespace detail
@@ -453,7 +507,6 @@ HOPPER_HD void attention_body(Tg& t, const body_smem<T, Tg>& sm, const typename 
                               const typename Tg::tensor_map_type& tma_o, const body_params<Tg>& p) {
   const int wg = int(t.thread() / uint32_t(warpgroup_threads));
   const int wg_thread = int(t.thread() % uint32_t(warpgroup_threads));
-  const detail::tile_place at = detail::place_of<T>(t.block(), p);
   using pipe_t = pipeline<T::STAGES, Tg>;
   // Each consumer warpgroup releases each stage once, from its first warp.
   constexpr pipeline_params k_params{uint32_t(T::CONSUMERS), 1u, false, release_by::warp_leader, "K full", "K empty"};
@@ -463,13 +516,15 @@ HOPPER_HD void attention_body(Tg& t, const body_smem<T, Tg>& sm, const typename 
     t.prefetch_tensormap(tma_k);
     t.prefetch_tensormap(tma_v);
     t.prefetch_tensormap(tma_o);
-    // Q's barrier: one arrival (the producer's expect_tx) and Q's bytes. The rings' init below
-    // fences it with theirs (fence.mbarrier_init) and their CTA barrier publishes it.
+    // Q's barriers: full, one arrival (the producer's expect_tx) and Q's bytes; empty, one
+    // arrival per consumer warpgroup. The rings' init below fences them with theirs
+    // (fence.mbarrier_init) and their CTA barrier publishes them.
     t.mbarrier_init(sm.q_full, 1u, "Q full", 0u);
+    t.mbarrier_init(sm.q_empty, uint32_t(T::CONSUMERS), "Q empty", 0u);
   }
   auto k_pipe = pipe_t::init(sm.k_ring, k_params, t);
   auto v_pipe = pipe_t::init(sm.v_ring, v_params, t);
-  const detail::role_context<T, Tg, pipe_t> roles{t, k_pipe, v_pipe, sm, tma_q, tma_k, tma_v, tma_o, p, at};
+  const detail::role_context<T, Tg, pipe_t> roles{t, k_pipe, v_pipe, sm, tma_q, tma_k, tma_v, tma_o, p};
   if (wg == 0) {
     t.template setmaxnreg_dec<T::PRODUCER_REGS>();
     if (wg_thread == 0) detail::produce(roles);

@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(T::THREADS, 1)
                                 smem<uint8_t>(st.v[0].t[0].data),
                                 st.k_ring,
                                 st.v_ring,
-                                st.q_full};
+                                st.q_full,
+                                st.q_empty};
   attention_body<T>(t, sm, tma_q, tma_k, tma_v, tma_o, p);
 }
 

@@ -46,11 +46,12 @@ inline hm::tensor_view view_of(const map_spec& s, hm::buffer& b) {
 inline constexpr uint16_t poison = 0x7fff;
 
 // One launch of instance T (T::HEAD_DIM must be the problem's head dimension), with the faults
-// `faults` planted (hopper/model/fault.hpp).
+// `faults` planted (hopper/model/fault.hpp), on a grid of `resident` CTAs that walk the tiles (0:
+// one CTA per tile).
 template <class T>
 outcome run(const problem& p, const inputs& in, uint64_t seed, int slow_cta = -1, hm::step_chooser* chooser = nullptr,
-            const std::vector<hm::fault>& faults = {}) {
-  const launch_plan lp = make_launch_plan(p, T::SHAPE);
+            const std::vector<hm::fault>& faults = {}, int resident = 0) {
+  const launch_plan lp = make_launch_plan(p, T::SHAPE, resident);
   if (!launches<T>(lp)) throw std::invalid_argument("hopper::attention::on_model::run: the instance is not the plan's");
   hm::run_options opt;
   opt.seed = seed;
@@ -82,13 +83,15 @@ outcome run(const problem& p, const inputs& in, uint64_t seed, int slow_cta = -1
   hm::launch(w, {uint32_t(lp.grid), uint32_t(lp.threads), 1u}, [&](hm::target& t) {
     auto& k_ring = hm::cta_shared<hopper::pipeline_storage<T::STAGES, hm::mbarrier_slot>>(t, "K ring");
     auto& v_ring = hm::cta_shared<hopper::pipeline_storage<T::STAGES, hm::mbarrier_slot>>(t, "V ring");
-    auto& q_full = hm::cta_shared<hm::mbarrier_slot>(t, "Q barrier");
+    auto& q_full = hm::cta_shared<hm::mbarrier_slot>(t, "Q full barrier");
+    auto& q_empty = hm::cta_shared<hm::mbarrier_slot>(t, "Q empty barrier");
     const body_smem<T, hm::target> sm{hm::shared_buffer(t, "Q", 1, sizeof(typename T::q_tiles)),
                                       hm::shared_buffer(t, "K", T::STAGES, sizeof(typename T::k_stage)),
                                       hm::shared_buffer(t, "V", T::STAGES, sizeof(typename T::v_stage)),
                                       k_ring,
                                       v_ring,
-                                      q_full};
+                                      q_full,
+                                      q_empty};
     attention_body<T>(t, sm, vq, vk, vv, vo, bp);
   });
   outcome r;

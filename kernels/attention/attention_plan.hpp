@@ -6,7 +6,9 @@
 //   validate(problem);                    // std::invalid_argument naming the bad value
 //   const launch_plan lp = make_launch_plan(problem);
 //   lp.shape                              the instance (shape_of the head dimension)
-//   lp.grid, lp.threads, lp.smem          the launch (one CTA per tile of Q per head)
+//   lp.tiles                              tiles of Q over every (batch, head)
+//   lp.grid, lp.threads, lp.smem          the launch (one CTA per tile, or `resident` CTAs that
+//                                         walk the tiles: make_launch_plan's last argument)
 //   lp.q, lp.k, lp.v, lp.o                the four tensor maps
 //   params_of<target>(lp, lse, has_lse)   the body's run-time parameters
 #pragma once
@@ -68,6 +70,7 @@ struct launch_plan {
   problem prob;
   head_dim_shape shape;
   int q_tiles = 0;
+  int tiles = 0;  // q_tiles x heads x batch
   int grid = 0, threads = 0;
   uint32_t smem = 0;
   map_spec q{}, k{}, v{}, o{};
@@ -221,7 +224,9 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
 
 // The plan of problem `p` (validated) for instance `instance`: shape_of the head dimension where
 // it is left empty, another one of the same head dimension for A/B measurements of the choice.
-inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}) {
+// `resident` 0: one CTA per tile; otherwise a persistent grid of min(tiles, resident) CTAs, CTA b
+// computing tiles b, b + grid, b + 2 grid, ...
+inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0) {
   validate(p);
   const head_dim_shape sh = instance.head_dim == 0 ? shape_of(int(p.head_dim)) : instance;
   const bool wgmma_n = sh.block_n == 64 || sh.block_n == 128 || sh.block_n == 192 || sh.block_n == 256;
@@ -231,11 +236,13 @@ inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = 
                    ", stages " + std::to_string(sh.stages) + ", consumers " + std::to_string(sh.consumers) +
                    "} is not one of head_dim " + std::to_string(p.head_dim));
   detail::check_grid(p, sh);
+  if (resident < 0) detail::reject("resident CTAs " + std::to_string(resident) + " is negative (0: one CTA per tile)");
   launch_plan lp;
   lp.prob = p;
   lp.shape = sh;
   lp.q_tiles = int(detail::q_tiles_of(p, sh));
-  lp.grid = int(int64_t(lp.q_tiles) * p.heads * p.batch);
+  lp.tiles = int(int64_t(lp.q_tiles) * p.heads * p.batch);
+  lp.grid = resident == 0 || resident > lp.tiles ? lp.tiles : resident;
   lp.threads = sh.threads();
   // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
   // rows (one consumer warpgroup's).
@@ -260,7 +267,8 @@ body_params<Tg> params_of(const launch_plan& lp, gmem_of<Tg, float> lse, bool ha
   const problem& p = lp.prob;
   return body_params<Tg>{int(p.heads),  int(p.heads / p.kv_heads),
                          int(p.seq_q),  int(p.seq_k),
-                         lp.q_tiles,    p.causal,
+                         lp.q_tiles,    lp.tiles,
+                         lp.grid,       p.causal,
                          lp.scale_log2, lp.q.order,
                          lp.k.order,    lp.v.order,
                          lp.o.order,    lse,

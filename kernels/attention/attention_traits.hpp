@@ -52,7 +52,7 @@ HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim
 
 // Registers per thread: the producer's, and the most each of `consumers` warpgroups can take
 // beside it (a multiple of 8, as setmaxnreg takes; at most 240).
-inline constexpr uint32_t producer_regs = 24;
+inline constexpr uint32_t producer_regs = 32;
 HOPPER_HD constexpr uint32_t consumer_regs(int consumers) {
   const uint32_t share = (65536u / uint32_t(warpgroup_threads) - producer_regs) / uint32_t(consumers) / 8u * 8u;
   return share < 240u ? share : 240u;
@@ -92,20 +92,22 @@ struct attention_traits {
   // Per consumer thread: S (m64nBN), O (m64nD) as fp32 accumulators, P as bf16x2 words (wgmma's A
   // fragment: four words per k-step of 16 kv columns).
   static constexpr int ACC_S = BN / 2, ACC_O = D / 2, P_WORDS = BN / 4;
-  // Registers: two consumer warpgroups take 240 each, three 160, beside the producer's 24.
+  // Registers: two consumer warpgroups take 240 each, three 160, beside the producer's 32 (the
+  // tile walk's state: with 24 the producer spilled 20-24 bytes).
   static constexpr uint32_t PRODUCER_REGS = producer_regs, CONSUMER_REGS = consumer_regs(CONSUMERS);
 
   // The CTA's shared memory from a 1024-byte aligned base: Q (whose rows each warpgroup rewrites
   // with its O for the TMA store once its last S is computed), the K and V stages, the two rings'
-  // barriers and Q's.
+  // barriers and Q's two (full: Q has landed; empty: every warpgroup's store of O has read it, so
+  // the next tile's Q may land).
   struct shared_storage {
     alignas(gemm::swizzle_atom_bytes) q_tiles q;
     alignas(gemm::swizzle_atom_bytes) k_stage k[STAGES];
     alignas(gemm::swizzle_atom_bytes) v_stage v[STAGES];
     pipeline_storage<STAGES, uint64_t> k_ring, v_ring;
-    uint64_t q_full;
+    uint64_t q_full, q_empty;
   };
-  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, q_full) + sizeof(uint64_t));
+  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, q_empty) + sizeof(uint64_t));
 
   static_assert(D % k_block == 0 && BN % k_block == 0, "whole k-blocks");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");

@@ -32,13 +32,15 @@ std::string describe(const ha::problem& p) {
 }
 
 // Runs `p` on fresh inputs and checks `rows_per_head` sampled rows of every (batch, head), or every
-// row when 0. V: the instance to launch (run_as), void for the plan's own (run).
+// row when 0. V: the instance to launch (run_as), void for the plan's own (run); resident > 0: on
+// a persistent grid of that many CTAs.
 template <class V = void>
-void expect_correct(const ha::problem& p, int rows_per_head = 0) {
+void expect_correct(const ha::problem& p, int rows_per_head = 0, int resident = 0) {
   std::string what = describe(p) + " seed " + std::to_string(hopper_test::fresh_seed());
   if constexpr (!std::is_void_v<V>)
     what += " instance kv " + std::to_string(V::BN) + " stages " + std::to_string(V::STAGES) + " consumers " +
             std::to_string(V::CONSUMERS) + (V::PINGPONG ? "" : " flat");
+  if (resident > 0) what += " persistent " + std::to_string(resident) + " CTAs";
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ uint64_t(p.seq_q * 131 + p.seq_k * 7 + p.head_dim + p.heads));
   const size_t nq = ha::span_elements(p.q, p.seq_q, p.heads, p.batch, p.head_dim);
   const size_t nk = ha::span_elements(p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim);
@@ -60,11 +62,11 @@ void expect_correct(const ha::problem& p, int rows_per_head = 0) {
   CUDA_OK(cudaMemset(dout, 0xFF, no * 2));  // NaN in bf16
   CUDA_OK(cudaMemset(dl, 0xFF, nl * 4));
   if constexpr (std::is_void_v<V>) {
-    const ha::plan a(p, dq, dk, dv, dout, dl);
+    const ha::plan a(p, dq, dk, dv, dout, dl, {}, resident);
     CUDA_OK(a.run());
     CUDA_OK(cudaDeviceSynchronize());
   } else {
-    const ha::plan a(p, dq, dk, dv, dout, dl, V::SHAPE);
+    const ha::plan a(p, dq, dk, dv, dout, dl, V::SHAPE, resident);
     CUDA_OK(a.template run_as<V>());
     CUDA_OK(cudaDeviceSynchronize());
   }
@@ -158,6 +160,28 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   expect_instance_correct<ha::attention_traits<256, false>>();
 }
 
+// A persistent grid: the device's resident CTAs, and a few CTAs walking many tiles each (their
+// rings running on from tile to tile, Q reloaded once the last tile's O has left), on every head
+// dimension, causal and not, tails and GQA.
+TEST(AttentionInstances, PersistentGrid) {
+  HOPPER_REQUIRE_SM90();
+  for (int d : {64, 128, 256}) {
+    for (int resident : {3, 7}) {
+      expect_correct(ha::problem::packed(2, 3, 3, 129, 300, d), 0, resident);
+      expect_correct(ha::problem::packed(1, 4, 1, 577, 577, d, true), 0, resident);
+      expect_correct(ha::problem::packed(1, 2, 2, 1000, 77, d), 0, resident);
+    }
+    const int all = d == 64    ? ha::resident_ctas<ha::attention_traits<64>>()
+                    : d == 128 ? ha::resident_ctas<ha::attention_traits<128>>()
+                               : ha::resident_ctas<ha::attention_traits<256>>();
+    expect_correct(ha::problem::packed(4, 8, 2, 2048, 2048, d, true), 16, all);
+    expect_correct(ha::problem::packed(2, 16, 16, 1024, 1024, d), 16, all);
+  }
+  using three = ha::attention_traits<64, true, 128, 3, 3>;
+  expect_correct<three>(ha::problem::packed(1, 4, 1, 577, 577, 64, true), 0, 5);
+  expect_correct<three>(ha::problem::packed(2, 16, 16, 1024, 1024, 64), 16, ha::resident_ctas<three>());
+}
+
 TEST(AttentionInstances, AnotherInstancesPlanRefusesTheDefaultLaunch) {
   HOPPER_REQUIRE_SM90();
   using V = ha::attention_traits<64, true, 128, 3, 3>;
@@ -220,11 +244,10 @@ double sustained_ms(F&& launch) {
 
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
 // random inputs, for the kernel and its variants in the same process (A/B at the running clock:
-// ping-pong off; for head dim 64 a 192-wide kv block and three consumer warpgroups, for head dim
-// 128 a 192-wide kv block). For a first look; bench_attention.py
-// measures against cuDNN and the flash backend.
-// HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, for
-// a profiler's run.
+// ping-pong off; a persistent grid of the device's resident CTAs; for head dim 64 a 192-wide kv block and three
+// consumer warpgroups, for head dim 128 a 192-wide kv block). For a first look; bench_attention.py measures against
+// cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone,
+// for a profiler's run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
   return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
@@ -260,6 +283,11 @@ void throughput_of_head_dim() {
         const double w = sustained_ms([&] { return b.template run_as<V>(); });
         std::printf("; %s %.1f TFLOP/s (%.3f)", what, tf / w, w / ours);
       };
+      {
+        const ha::plan b(p, q, k, v, o, nullptr, {}, ha::resident_ctas<ha::attention_traits<D>>());
+        const double w = sustained_ms([&] { return b.run(); });
+        std::printf("; persistent %.1f TFLOP/s (%.3f)", tf / w, w / ours);
+      }
       if constexpr (D == 64) {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");

@@ -33,11 +33,12 @@ constexpr bool sanitized = false;
 constexpr bool sanitized = false;
 #endif
 
-std::string describe(const ha::problem& p, uint64_t seed, int slow) {
+std::string describe(const ha::problem& p, uint64_t seed, int slow, int resident) {
   return "b " + std::to_string(p.batch) + " heads " + std::to_string(p.heads) + "/" + std::to_string(p.kv_heads) +
          " seq " + std::to_string(p.seq_q) + "x" + std::to_string(p.seq_k) + " d " + std::to_string(p.head_dim) +
          (p.causal ? " causal" : "") + " seed " + std::to_string(seed) +
-         (slow >= 0 ? " slow CTA " + std::to_string(slow) : "");
+         (slow >= 0 ? " slow CTA " + std::to_string(slow) : "") +
+         (resident > 0 ? " persistent " + std::to_string(resident) + " CTAs" : "");
 }
 
 ha::on_model::inputs random_inputs(const ha::problem& p, uint64_t seed) {
@@ -46,13 +47,14 @@ ha::on_model::inputs random_inputs(const ha::problem& p, uint64_t seed) {
   return ha::on_model::inputs{t.q, t.k, t.v};
 }
 
+// resident > 0: a persistent grid of that many CTAs walking the tiles.
 template <int D, class T = ha::attention_traits<D>>
-void expect_clean(const ha::problem& p, uint64_t seed, int slow = -1) {
+void expect_clean(const ha::problem& p, uint64_t seed, int slow = -1, int resident = 0) {
   const auto in = random_inputs(p, seed);
   const auto t0 = std::chrono::steady_clock::now();
-  const ha::on_model::outcome r = ha::on_model::run<T>(p, in, seed, slow);
+  const ha::on_model::outcome r = ha::on_model::run<T>(p, in, seed, slow, nullptr, {}, resident);
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string what = describe(p, seed, slow);
+  const std::string what = describe(p, seed, slow, resident);
   ASSERT_EQ(r.error, "") << what;
   const check c = check_all(p, in.q, in.k, in.v, r.o, r.lse, range);
   EXPECT_EQ(c.unwritten, 0u) << what << ": " << c.first;
@@ -122,6 +124,29 @@ TEST(AttentionModel, ThreeConsumerWarpgroups) {
     const int ctas = ha::make_launch_plan(p, three::SHAPE).grid;
     expect_clean<64, three>(p, ++seed, 0);
     expect_clean<64, three>(p, ++seed, ctas - 1);
+  }
+}
+
+// A persistent grid: fewer CTAs than tiles, each walking tiles b, b + grid, .. with its rings
+// running on from one tile into the next and Q reloaded once the last tile's O has left. One CTA
+// for every tile, two and three (tiles of unequal length under causal), slow CTAs, ping-pong on
+// and off, three consumer warpgroups, GQA, every head dimension.
+TEST(AttentionModel, PersistentGrid) {
+  uint64_t seed = 60;
+  for (bool causal : {false, true}) {
+    const ha::problem p = ha::problem::packed(1, 3, 1, 300, 280, 64, causal);  // 3 tiles x 3 heads
+    for (int resident : {1, 2, 4}) {
+      expect_clean<64>(p, ++seed, -1, resident);
+      if (sanitized) continue;
+      expect_clean<64>(p, ++seed, 0, resident);
+      expect_clean<64>(p, ++seed, resident - 1, resident);
+    }
+    if (sanitized) continue;
+    expect_clean<64, ha::attention_traits<64, false>>(p, ++seed, -1, 2);
+    expect_clean<64, ha::attention_traits<64, true, 128, 3, 3>>(ha::problem::packed(1, 2, 2, 400, 300, 64, causal),
+                                                                ++seed, -1, 2);
+    expect_clean<128>(ha::problem::packed(2, 1, 1, 257, 200, 128, causal), ++seed, -1, 2);
+    expect_clean<256>(ha::problem::packed(1, 2, 1, 140, 130, 256, causal), ++seed, 1, 3);
   }
 }
 

@@ -41,14 +41,15 @@ bool kind_is(const std::string& msg, const std::vector<error_kind>& kinds) {
 }
 
 // Runs `p` with `f` planted over several seeds: every run must be reported as `e` says.
+// resident > 0: on a persistent grid of that many CTAs.
 template <int D>
-void expect_reported(const ha::problem& p, const hm::fault& f, const expectation& e, int seeds = 3) {
+void expect_reported(const ha::problem& p, const hm::fault& f, const expectation& e, int seeds = 3, int resident = 0) {
   using T = ha::attention_traits<D>;
   for (uint64_t seed = 1; seed <= uint64_t(seeds); ++seed) {
     const auto in = random_inputs(p, seed);
-    const auto clean = ha::on_model::run<T>(p, in, seed);
+    const auto clean = ha::on_model::run<T>(p, in, seed, -1, nullptr, {}, resident);
     ASSERT_EQ(clean.error, "") << "the unplanted kernel must run clean, seed " << seed;
-    const auto r = ha::on_model::run<T>(p, in, seed, -1, nullptr, {f});
+    const auto r = ha::on_model::run<T>(p, in, seed, -1, nullptr, {f}, resident);
     const std::string what = std::string(hm::to_string(f.kind)) + " '" + f.where + "' seed " + std::to_string(seed);
     ASSERT_NE(r.error, "") << what << ": not reported";
     EXPECT_TRUE(kind_is(r.error, e.kinds)) << what << ": reported as\n" << r.error;
@@ -120,6 +121,30 @@ TEST(AttentionMutants, CausalMaskOffByOne) {
     if (seed == 1)
       std::printf("causal mask off by one: %zu of %zu elements wrong; %s\n", c.wrong, c.rows * 64, c.first.c_str());
   }
+}
+
+// On a persistent grid, the next tile's Q lands in the place the last tile's O left from: the
+// producer waits on Q's empty barrier, which each consumer warpgroup arrives on once its TMA store
+// has read O. An arrival that never comes: deadlock naming the barrier.
+const ha::problem walked = ha::problem::packed(1, 2, 1, 200, 300, 64);  // 4 tiles on 2 CTAs
+
+TEST(AttentionMutants, PersistentQEmptyNeverArrives) {
+  expect_reported<64>(walked, {fault_kind::arrive_dropped, "Q empty"}, {{error_kind::deadlock}, {"Q empty"}}, 3, 2);
+}
+
+// The producer waits for the other parity of Q's empty barrier: its first wait passes at once, so
+// the next tile's Q overwrites rows the consumers still read (S's wgmma) or still store from (O).
+TEST(AttentionMutants, PersistentQReloadedTooEarly) {
+  expect_reported<64>(
+      walked, {fault_kind::parity_flipped, "Q empty"},
+      {{error_kind::war_hazard, error_kind::raw_hazard, error_kind::wrong_phase, error_kind::deadlock}, {"'Q'"}}, 3, 2);
+}
+
+// The store's cp.async.bulk.wait_group.read does not wait: the consumers say Q's place is free
+// while the TMA store of O may still read it, and the next tile's Q load overwrites it.
+TEST(AttentionMutants, PersistentStoreNotWaitedFor) {
+  expect_reported<64>(walked, {fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read"},
+                      {{error_kind::war_hazard}, {"'Q'"}}, 3, 2);
 }
 
 }  // namespace

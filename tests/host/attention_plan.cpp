@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hopper/model/target.hpp"
 #include "kernels/attention/attention_plan.hpp"
 
 namespace {
@@ -110,6 +111,23 @@ TEST(AttentionPlan, InstanceShapesTheLaunch) {
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 3, 4}); }, "consumers 4");
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 96, 3, 2}); }, "block_n 96");
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 0, 2}); }, "stages 0");
+}
+
+// A persistent grid: min(tiles, resident) CTAs; the body's parameters carry the tiles and the
+// grid it strides by.
+TEST(AttentionPlan, ResidentCtasMakeAPersistentGrid) {
+  const ha::problem p = ha::problem::packed(2, 8, 8, 1000, 1000, 64);  // 8 tiles x 8 heads x 2
+  const ha::launch_plan one_each = ha::make_launch_plan(p);
+  EXPECT_EQ(one_each.tiles, 128);
+  EXPECT_EQ(one_each.grid, 128);
+  const ha::launch_plan walked = ha::make_launch_plan(p, {}, 132 / 2);
+  EXPECT_EQ(walked.tiles, 128);
+  EXPECT_EQ(walked.grid, 66);
+  const auto bp = ha::params_of<hopper::model::target>(walked, {}, false);
+  EXPECT_EQ(bp.tiles, 128);
+  EXPECT_EQ(bp.ctas, 66);
+  EXPECT_EQ(ha::make_launch_plan(p, {}, 1000).grid, 128);  // never more CTAs than tiles
+  expect_rejected([&] { (void)ha::make_launch_plan(p, {}, -1); }, "resident CTAs -1");
 }
 
 // A dimension of extent 1 is never stepped: any stride the caller has for it is accepted.
