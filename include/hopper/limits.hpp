@@ -42,6 +42,7 @@ inline constexpr unsigned max_threads_per_block = 1024;
 inline constexpr unsigned named_barrier_count = 16;  // ids 0..15; 0 is __syncthreads'
 inline constexpr unsigned min_setmaxnreg = 24;
 inline constexpr unsigned max_setmaxnreg = 256;
+inline constexpr unsigned registers_per_sm = 65536;
 
 // ---- compile-time predicates (usable in static_assert, and in device code under nvcc) -------
 HOPPER_HD constexpr bool valid_arrival_count(uint64_t n) { return n >= min_arrival_count && n <= max_arrival_count; }
@@ -56,6 +57,21 @@ HOPPER_HD constexpr bool valid_named_barrier_threads(uint64_t t) {
 }
 HOPPER_HD constexpr bool valid_setmaxnreg(uint64_t n) {
   return n >= min_setmaxnreg && n <= max_setmaxnreg && n % 8 == 0;
+}
+// The registers per thread a CTA of `threads` holds at launch when its kernel is compiled for one
+// CTA per SM (__launch_bounds__(threads, 1)): the register file shared out, a multiple of 8, at
+// most 256. setmaxnreg moves registers between the CTA's warps inside this pool only: an
+// setmaxnreg.inc beyond what the others' setmaxnreg.dec released waits for ever.
+HOPPER_HD constexpr unsigned launch_regs_per_thread(uint64_t threads) {
+  const uint64_t share = threads == 0 ? 0 : registers_per_sm / threads;
+  return unsigned(share < max_setmaxnreg ? share : max_setmaxnreg) / 8u * 8u;
+}
+// Whether `producers` warpgroups at `producer` registers per thread and `consumers` warpgroups at
+// `consumer` fit the launch pool of one CTA of their threads (128 per warpgroup).
+HOPPER_HD constexpr bool register_split_fits(unsigned producers, unsigned producer, unsigned consumers,
+                                             unsigned consumer) {
+  return uint64_t(producers) * producer + uint64_t(consumers) * consumer <=
+         uint64_t(producers + consumers) * launch_regs_per_thread(uint64_t(producers + consumers) * 128u);
 }
 HOPPER_HD constexpr bool valid_bulk_copy_bytes(uint64_t b) {
   return b > 0 && b % bulk_copy_granule == 0 && b <= max_bulk_copy_bytes;

@@ -51,10 +51,13 @@ HOPPER_HD constexpr head_dim_shape shape_of(int d) {
 HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
 
 // Registers per thread: the producer's, and the most each of `consumers` warpgroups can take
-// beside it (a multiple of 8, as setmaxnreg takes; at most 240).
+// beside it from the CTA's launch pool (limits::launch_regs_per_thread; a multiple of 8, as
+// setmaxnreg takes; at most 240).
 inline constexpr uint32_t producer_regs = 32;
 HOPPER_HD constexpr uint32_t consumer_regs(int consumers) {
-  const uint32_t share = (65536u / uint32_t(warpgroup_threads) - producer_regs) / uint32_t(consumers) / 8u * 8u;
+  const uint32_t pool =
+      uint32_t(consumers + 1) * limits::launch_regs_per_thread(uint32_t(consumers + 1) * warpgroup_threads);
+  const uint32_t share = (pool - producer_regs) / uint32_t(consumers) / 8u * 8u;
   return share < 240u ? share : 240u;
 }
 
@@ -113,8 +116,8 @@ struct attention_traits {
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");
   static_assert(D == 64 || D == 128 || D == 256, "O is one wgmma.m64nDk16 per k-step");
   static_assert(SMEM <= uint32_t(limits::max_smem_per_block), "fits in 227 KiB of shared memory");
-  static_assert(CONSUMERS * warpgroup_threads * CONSUMER_REGS + warpgroup_threads * PRODUCER_REGS <= 65536,
-                "register file");
+  static_assert(limits::register_split_fits(1, PRODUCER_REGS, CONSUMERS, CONSUMER_REGS),
+                "setmaxnreg inside the CTA's launch pool");
   static_assert(sizeof(k_stage) < (1u << 20) && sizeof(v_stage) < (1u << 20), "tx-count limit of an mbarrier phase");
 };
 

@@ -91,8 +91,8 @@ struct kernel_traits {
   static_assert(SMEM <= uint32_t(max_smem_per_block), "fits in 227 KiB of shared memory");
   static_assert(SMEM == smem_bytes(config{BM, BN, BK, STAGES, CLUSTER_M, CLUSTER_N}),
                 "the host's smem_bytes() agrees with the layout");
-  static_assert(CONSUMERS * warpgroup_threads * CONSUMER_REGS + warpgroup_threads * PRODUCER_REGS <= 65536,
-                "register file");
+  static_assert(limits::register_split_fits(1, PRODUCER_REGS, CONSUMERS, CONSUMER_REGS),
+                "setmaxnreg inside the CTA's launch pool");
   static_assert(!PINGPONG || BN == 128, "ping-pong tiles are 128 x 128: 2 x 64 accumulators per thread");
   static_assert(STAGE_BYTES < (1u << 20), "tx-count limit of an mbarrier phase");
 };

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hopper/limits.hpp"
 #include "hopper/model/target.hpp"
 #include "kernels/attention/attention_plan.hpp"
 
@@ -106,7 +107,12 @@ TEST(AttentionPlan, InstanceShapesTheLaunch) {
   EXPECT_FALSE(ha::launches<ha::attention_traits<64>>(lp));
   EXPECT_FALSE(ha::launches<wide>(ha::make_launch_plan(p)));
   EXPECT_EQ(wide::CONSUMER_REGS, 160u);
-  EXPECT_EQ(ha::attention_traits<64>::CONSUMER_REGS, 240u);
+  // Two consumers beside the producer's 32 share the 168 registers per thread that 384 threads
+  // hold at launch: 232 each (240 would leave one setmaxnreg.inc waiting for ever).
+  EXPECT_EQ(ha::attention_traits<64>::CONSUMER_REGS, 232u);
+  EXPECT_TRUE(hopper::limits::register_split_fits(1, ha::producer_regs, 2, 232));
+  EXPECT_FALSE(hopper::limits::register_split_fits(1, ha::producer_regs, 2, 240));
+  EXPECT_TRUE(hopper::limits::register_split_fits(1, ha::producer_regs, 3, wide::CONSUMER_REGS));
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::attention_traits<128>::SHAPE); }, "head_dim 128");
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 3, 4}); }, "consumers 4");
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 96, 3, 2}); }, "block_n 96");

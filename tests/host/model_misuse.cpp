@@ -182,3 +182,25 @@ TEST(ModelMisuse, PipelineParamsNameTheBadField) {
 }
 
 }  // namespace
+
+// setmaxnreg moves registers between a CTA's warps inside what the CTA holds at launch (384
+// threads hold 168 each). A producer warpgroup at 24 and two consumers at 240 fill it exactly; the
+// producer at 32 leaves the second consumer's setmaxnreg.inc waiting for ever on the GPU.
+template <uint32_t Producer, uint32_t Consumer>
+void register_split(target& t) {
+  if (t.thread() < 128)
+    t.setmaxnreg_dec<Producer>();
+  else
+    t.setmaxnreg_inc<Consumer>();
+}
+
+TEST(ModelMisuse, SetmaxnregBeyondTheLaunchPoolIsNamed) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    EXPECT_EQ(report_of({1, 384, 1}, register_split<24, 240>, seed), "");
+    EXPECT_EQ(report_of({1, 384, 1}, register_split<40, 232>, seed), "");
+    expect_report(report_of({1, 384, 1}, register_split<32, 240>, seed),
+                  {"setmaxnreg", "168 a CTA of 384 threads holds at launch", "waits for ever"});
+    EXPECT_EQ(report_of({1, 512, 1}, register_split<32, 160>, seed), "");
+    expect_report(report_of({1, 512, 1}, register_split<32, 168>, seed), {"128 a CTA of 512 threads"});
+  }
+}

@@ -30,6 +30,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "hopper/limits.hpp"
 #include "hopper/model/barrier.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/named_barrier.hpp"
@@ -730,6 +731,31 @@ class target {
     return m;
   }
 
+  // The registers per thread each warp of the CTA has asked for (0: no setmaxnreg yet). The CTA
+  // holds limits::launch_regs_per_thread for each of its threads at launch, and setmaxnreg only
+  // moves registers inside that pool: once the warps that have asked (the others counted at the
+  // least they could give back, 24) want more than the pool, a setmaxnreg.inc waits for ever on
+  // the GPU, whatever the order.
+  struct register_split {
+    std::vector<uint32_t> regs;
+  };
+  void register_split_to(uint32_t n, const char* what) const {
+    auto& s = l_->template cta_shared<register_split>(cta_, "<setmaxnreg>");
+    const uint32_t warps = (block_threads() + 31u) / 32u;
+    if (s.regs.empty()) s.regs.assign(warps, 0u);
+    s.regs.at(warp()) = n;
+    uint64_t asked = 0;
+    for (uint32_t r : s.regs) asked += r != 0 ? r : limits::min_setmaxnreg;
+    const uint64_t pool = uint64_t(warps) * limits::launch_regs_per_thread(block_threads());
+    if (asked > pool)
+      scheduler::misuse(std::string(what) + " " + std::to_string(n) + " in warp " + std::to_string(warp()) +
+                        " of CTA " + std::to_string(cta_) + ": its warps ask for " + std::to_string(asked / warps) +
+                        "." + std::to_string(asked % warps * 100 / warps) + " registers per thread on average, " +
+                        "beyond the " + std::to_string(limits::launch_regs_per_thread(block_threads())) + " a CTA of " +
+                        std::to_string(block_threads()) +
+                        " threads holds at launch; on the GPU a setmaxnreg.inc waits for ever");
+  }
+
   // ---- faults (fault.hpp) -------------------------------------------------------------------
   // Whether the run plants the kernel's own fault `hook` (run_options::faults, kernel_hook): the
   // device target's answer is constant false.
@@ -739,10 +765,12 @@ class target {
   template <uint32_t N>
   void setmaxnreg_inc() const {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: count must be a multiple of 8 in 24..256");
+    register_split_to(N, "setmaxnreg.inc");
   }
   template <uint32_t N>
   void setmaxnreg_dec() const {
     static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: count must be a multiple of 8 in 24..256");
+    register_split_to(N, "setmaxnreg.dec");
   }
   // One launch at a time on the model: the prerequisite grid has completed.
   void griddepcontrol_wait() const { w().yield(); }
