@@ -4,7 +4,7 @@
 // model. Plain C++ apart from the target.
 //
 // One CTA = 1 + C warpgroups (attention_traits.hpp, C = 2 or 3) on tiles of 64 C rows of Q of
-// one (batch, head): one tile, or with a persistent grid the tiles b, b + grid, ... in turn, the
+// one (batch, head): one tile, or with a persistent grid one tile a round (cta_tile) in turn, the
 // two rings running on from one tile into the next:
 //   warpgroup 0     producer (produce): one thread loads, per tile, Q (its own barriers: full, and
 //                   empty once the last tile's O has left) and for each kv block its K tiles into
@@ -40,10 +40,12 @@ struct coord_order {
   uint8_t seq = 1, head = 2, batch = 3;
 };
 
-// What the body needs at run time besides the four tensor maps. Tile i computes tile (i % q_tiles)
-// of Q (causal: counted from the last, so the longest rows start first) of head (i / q_tiles) %
-// heads of batch i / (q_tiles heads); its K/V head is head / kv_group. Block b of the grid of
-// `ctas` computes tiles b, b + ctas, ... below `tiles`.
+// What the body needs at run time besides the four tensor maps. Tile i computes, without a causal
+// mask, tile (i % q_tiles) of Q of (batch, head) pair i / q_tiles (head-major: the CTAs running at
+// once share a head's K and V); with one, tile q_tiles - 1 - i / (heads batch) of pair
+// i % (heads batch) (the longest rows of every head first). A pair is head (pair % heads) of batch
+// pair / heads; its K/V head is head / kv_group. Block b of the grid of `ctas` computes, in its
+// round r, tile r ctas + b, or r ctas + ctas - 1 - b in odd rounds (cta_tile), below `tiles`.
 template <class Tg>
 struct body_params {
   int heads, kv_group;  // Q heads; Q heads per K/V head
@@ -128,19 +130,26 @@ HOPPER_HD void store_box(const Tg& t, const typename Tg::tensor_map_type& map, S
   t.cp_async_bulk_tensor_global_shared_cta(map, src, d, c1, c2, c3);
 }
 
-// Tile `tile` of Q, counted by the CTA (its n-th: Q's barriers' phase), its heads, and how many
-// kv blocks it reads; `last` when it is the CTA's last tile.
+// The n-th tile of block b (cta_tile; n is Q's barriers' phase), its heads, and how many kv blocks
+// it reads; `last` when it is the CTA's last tile.
 struct tile_place {
   int m0, head, kv_head, batch, blocks;
   int n;
   bool last;
 };
+// The tile block `b` of a grid of `ctas` computes in its round `r`: the rounds go back and forth
+// over the grid, so that with a causal mask (tiles longest first) the short tiles of a round
+// fall to the CTAs that had the long ones in the last. `tiles` or more: none.
+HOPPER_HD constexpr int64_t cta_tile(int b, int r, int ctas) {
+  return int64_t(r) * ctas + (r % 2 == 0 ? b : ctas - 1 - b);
+}
+
 template <class T, class Tg>
-HOPPER_HD tile_place place_of(int tile, int n, const body_params<Tg>& p) {
-  const int b = tile;
-  int qt = b % p.q_tiles;
-  if (p.causal) qt = p.q_tiles - 1 - qt;
-  const int bh = b / p.q_tiles;
+HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
+  const int tile = int(cta_tile(b, n, p.ctas));
+  const int pairs = p.tiles / p.q_tiles;
+  const int qt = p.causal ? p.q_tiles - 1 - tile / pairs : tile % p.q_tiles;
+  const int bh = p.causal ? tile % pairs : tile / p.q_tiles;
   tile_place at;
   at.m0 = qt * T::BM;
   at.head = bh % p.heads;
@@ -148,7 +157,7 @@ HOPPER_HD tile_place place_of(int tile, int n, const body_params<Tg>& p) {
   at.kv_head = at.head / p.kv_group;
   at.blocks = kv_blocks(at.m0, T::BM, p.seq_q, p.seq_k, p.causal, T::BN);
   at.n = n;
-  at.last = tile + p.ctas >= p.tiles;
+  at.last = cta_tile(b, n + 1, p.ctas) >= p.tiles;
   return at;
 }
 
@@ -171,8 +180,8 @@ struct role_context {
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe, class F>
 HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
-  int n = 0;
-  for (int tile = int(c.t.block()); tile < c.p.tiles; tile += c.p.ctas, ++n) f(place_of<T>(tile, n, c.p));
+  const int b = int(c.t.block());
+  for (int n = 0; cta_tile(b, n, c.p.ctas) < c.p.tiles; ++n) f(place_of<T>(b, n, c.p));
 }
 
 // ---- the producer -------------------------------------------------------------------------------

@@ -225,7 +225,8 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
 // The plan of problem `p` (validated) for instance `instance`: shape_of the head dimension where
 // it is left empty, another one of the same head dimension for A/B measurements of the choice.
 // `resident` 0: one CTA per tile; otherwise a persistent grid of min(tiles, resident) CTAs, CTA b
-// computing tiles b, b + grid, b + 2 grid, ...
+// computing tile b of the first round of `grid` tiles, grid - 1 - b of the second, b of the
+// third, ... (cta_tile, attention_body.hpp).
 inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0) {
   validate(p);
   const head_dim_shape sh = instance.head_dim == 0 ? shape_of(int(p.head_dim)) : instance;

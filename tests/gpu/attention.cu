@@ -156,7 +156,6 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3>>();
   expect_instance_correct<ha::attention_traits<64, false, 128, 3, 3>>();
   expect_instance_correct<ha::attention_traits<128, false>>();
-  expect_instance_correct<ha::attention_traits<128, true, 192, 2>>();
   expect_instance_correct<ha::attention_traits<256, false>>();
 }
 
@@ -245,9 +244,9 @@ double sustained_ms(F&& launch) {
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
 // random inputs, for the kernel and its variants in the same process (A/B at the running clock:
 // ping-pong off; a persistent grid of the device's resident CTAs; for head dim 64 a 192-wide kv block and three
-// consumer warpgroups, for head dim 128 a 192-wide kv block). For a first look; bench_attention.py measures against
-// cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone,
-// for a profiler's run.
+// consumer warpgroups, with and without ping-pong and a persistent grid). For a first look; bench_attention.py measures
+// against cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape
+// alone, for a profiler's run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
   return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
@@ -277,9 +276,9 @@ void throughput_of_head_dim() {
       std::printf("attention/hd%d/seq%d/%s: %.3f ms, %.1f TFLOP/s; without ping-pong %.1f TFLOP/s (%.3f)", D, seq,
                   causal ? "causal" : "full", ours, tf / ours, tf / flat, flat / ours);
       // Another instance of the head dimension on the same inputs: its TFLOP/s and time / ours.
-      const auto variant = [&](auto tr, const char* what) {
+      const auto variant = [&](auto tr, const char* what, int resident = 0) {
         using V = decltype(tr);
-        const ha::plan b(p, q, k, v, o, nullptr, V::SHAPE);
+        const ha::plan b(p, q, k, v, o, nullptr, V::SHAPE, resident);
         const double w = sustained_ms([&] { return b.template run_as<V>(); });
         std::printf("; %s %.1f TFLOP/s (%.3f)", what, tf / w, w / ours);
       };
@@ -292,8 +291,9 @@ void throughput_of_head_dim() {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three consumers without ping-pong");
+        using three = ha::attention_traits<64, false, 128, 3, 3>;
+        variant(three{}, "the same, persistent", ha::resident_ctas<three>());
       }
-      if constexpr (D == 128) variant(ha::attention_traits<128, true, 192, 2>{}, "kv block 192");
       std::printf("\n");
       CUDA_OK(cudaGetLastError());
       cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);
