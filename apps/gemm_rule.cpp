@@ -84,6 +84,16 @@ std::vector<entry> load(const std::string& file, const std::string& only, const 
   return out;
 }
 
+// The hand rule's choice (choose_config), overruled where the cost model predicts its cheapest
+// candidate `margin` times faster: whether such a rule would choose better than the hand rule
+// alone on the measured candidates (check prints it for several margins).
+g::config overruled_choice(const g::problem& p, const g::cost_constants& k, double margin, bool& overruled) {
+  const g::config hand = g::choose_config(p, 132);
+  const std::vector<g::cost> all = g::ranked(p, 132, k);
+  overruled = !all.empty() && g::predict(hand, p, 132, k).total_us > margin * all.front().total_us;
+  return overruled ? all.front().cfg : hand;
+}
+
 // The rule's choice among the measured candidates of `e` under constants `k`.
 const measured& choice(const entry& e, const g::cost_constants& k) {
   const measured* best = &e.runs[0];
@@ -124,6 +134,25 @@ int check(const std::vector<entry>& entries, const g::cost_constants& k, bool ve
   }
   if (hand_n)
     std::printf("HAND %zu entries: regret geomean %.4f\n", hand_n, std::exp(hand_log_regret / double(hand_n)));
+  // The hand rule overruled by the model at several margins, where that choice was measured.
+  for (double margin : {1.05, 1.1, 1.2, 1.3, 1.5}) {
+    double lr = 0, ratio = 0;
+    size_t n = 0, overruled = 0;
+    for (const entry& e : entries) {
+      bool over = false;
+      const std::string want = name(overruled_choice(e.p, k, margin, over));
+      double best = 1e300, chosen = 0;
+      for (const measured& r : e.runs) {
+        best = std::min(best, r.ms);
+        if (name(r.cfg) == want) chosen = r.ms;
+      }
+      if (chosen == 0) continue;
+      lr += std::log(chosen / best), ratio += std::log(e.cublas_ms / chosen), ++n, overruled += over;
+    }
+    if (n)
+      std::printf("OVERRULED at margin %g: %zu entries, %zu overruled: regret geomean %.4f, ratio to cuBLAS %.4f\n",
+                  margin, n, overruled, std::exp(lr / double(n)), std::exp(ratio / double(n)));
+  }
   const double n = double(entries.size());
   std::printf(
       "CHECK %zu entries: regret geomean %.4f (worst %.3f at %s); ratio to cuBLAS geomean %.4f (min %.3f at %s); "
@@ -144,15 +173,13 @@ int residuals(const std::vector<entry>& entries, const g::cost_constants& k) {
 }
 
 // The constants as a flat vector of their logarithms (all are positive) and back.
-constexpr int kParams = 14;
+constexpr int kParams = 15;
 std::vector<double> flatten(const g::cost_constants& k) {
-  return {std::log(k.launch_us),         std::log(k.tile_start_us),
-          std::log(k.tflops_per_sm[0]),  std::log(k.tflops_per_sm[1]),
-          std::log(k.tflops_per_sm[2]),  std::log(k.tflops_per_sm[3]),
-          std::log(k.tflops_per_sm[4]),  std::log(k.pingpong_rate),
-          std::log(k.l2_bytes_per_us),   std::log(k.store_bytes_per_us),
-          std::log(k.fixup_us),          std::log(k.fixup_bytes_per_us),
-          std::log(k.dram_bytes_per_us), 0.0};
+  return {std::log(k.launch_us),          std::log(k.tile_start_us),     std::log(k.tflops_per_sm[0]),
+          std::log(k.tflops_per_sm[1]),   std::log(k.tflops_per_sm[2]),  std::log(k.tflops_per_sm[3]),
+          std::log(k.tflops_per_sm[4]),   std::log(k.pingpong_rate),     std::log(k.l2_bytes_per_us),
+          std::log(k.store_bytes_per_us), std::log(k.fixup_us),          std::log(k.fixup_bytes_per_us),
+          std::log(k.dram_bytes_per_us),  std::log(k.stream_latency_us), 0.0};
 }
 g::cost_constants unflatten(const std::vector<double>& v) {
   g::cost_constants k{};
@@ -160,6 +187,7 @@ g::cost_constants unflatten(const std::vector<double>& v) {
   for (int i = 0; i < 5; ++i) k.tflops_per_sm[i] = std::exp(v[size_t(2 + i)]);
   k.pingpong_rate = std::exp(v[7]), k.l2_bytes_per_us = std::exp(v[8]), k.store_bytes_per_us = std::exp(v[9]);
   k.fixup_us = std::exp(v[10]), k.fixup_bytes_per_us = std::exp(v[11]), k.dram_bytes_per_us = std::exp(v[12]);
+  k.stream_latency_us = std::exp(v[13]);
   return k;
 }
 
@@ -243,10 +271,11 @@ void print(const g::cost_constants& k) {
       "inline constexpr cost_constants h200_constants = {\n"
       "    /*launch_us*/ %.3g,\n    /*tile_start_us*/ %.3g,\n    /*tflops_per_sm*/ {%.3g, %.3g, %.3g, %.3g, %.3g},\n"
       "    /*pingpong_rate*/ %.3g,\n    /*l2_bytes_per_us*/ %.4g,\n    /*store_bytes_per_us*/ %.4g,\n"
-      "    /*fixup_us*/ %.3g,\n    /*fixup_bytes_per_us*/ %.4g,\n    /*dram_bytes_per_us*/ %.4g,\n};\n",
+      "    /*fixup_us*/ %.3g,\n    /*fixup_bytes_per_us*/ %.4g,\n    /*dram_bytes_per_us*/ %.4g,\n"
+      "    /*stream_latency_us*/ %.3g,\n};\n",
       k.launch_us, k.tile_start_us, k.tflops_per_sm[0], k.tflops_per_sm[1], k.tflops_per_sm[2], k.tflops_per_sm[3],
       k.tflops_per_sm[4], k.pingpong_rate, k.l2_bytes_per_us, k.store_bytes_per_us, k.fixup_us, k.fixup_bytes_per_us,
-      k.dram_bytes_per_us);
+      k.dram_bytes_per_us, k.stream_latency_us);
 }
 
 int explain(const g::problem& p, int sms) {

@@ -14,19 +14,26 @@
 //                  cluster) at one SM's share of L2 bandwidth,
 //                  bytes new to the device at that k-block step of every item then running
 //                  (A rows and B columns no other of them reads at that step) at the DRAM
-//                  bandwidth; for the full rounds, the partial last one and the stream-K shares)
+//                  bandwidth,
+//                  each CTA's share of those bytes at the rate its stages in flight bring them
+//                  (stages x stage bytes per load latency: Little's law, what bounds a launch of
+//                  few CTAs streaming W);
+//                  for the full rounds, the partial last one and the stream-K shares)
 //   epilogue = C tile bytes at one SM's store rate (ping-pong: hidden behind the other
 //              warpgroup's main loop, except its excess)
+//   fixup    = a fixed cost + the fp32 partials of the live warps' rows, this piece's out and the
+//              other pieces' back (as many as meet in the tile)
 //   DRAM floor = A + B + C (+ the partials written and read back) at the DRAM bandwidth
 //
 // What this captures: tiles per wave and the last wave's fill (the rounds), tile quantization
 // (a partial tile costs a whole tile's tensor time, but only its real rows' bytes), split-K and
 // stream-K overheads (the fixup, and the pieces' tile starts), multicast (less L2 traffic per
 // CTA), the per-tile fixed cost, and the memory-bound regime of few tokens (the feed and DRAM
-// terms). The constants are fitted to the H200 sweep (docs/results/gemm_candidates_h200.txt,
-// apps/gemm_rule.cpp fit); choose_config (gemm_config.hpp) is still the hand rule, which the model
-// does not yet beat on that data or on the later sweep with whole-problem stream-K (docs/gemm.md,
-// "The cost model beside the rule", "The whole problem as stream-K").
+// terms). The constants are fitted to the H200 sweep of every candidate with graph-replayed
+// launches (docs/results/gemm_candidates_graphs_h200.txt, apps/gemm_rule.cpp fit);
+// choose_config (gemm_config.hpp) is still the hand rule, which the model does not yet beat on
+// that data or on held-out shapes, alone or as a veto of the hand rule's choice (docs/gemm.md,
+// "The cost model beside the rule").
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -96,18 +103,20 @@ struct cost_constants {
   double fixup_us;            // a shared tile's fixed fixup cost (fence, counter, wait)
   double fixup_bytes_per_us;  // one SM's rate for partials written and read back
   double dram_bytes_per_us;   // the device's DRAM bandwidth
+  double stream_latency_us;   // a stage's load from DRAM while every SM streams (stages in flight)
 };
 
 inline constexpr cost_constants h200_constants = {
-    /*launch_us*/ 1.73,
-    /*tile_start_us*/ 0.115,
-    /*tflops_per_sm*/ {5.51, 5.63, 5.02, 2.69, 3.24},
-    /*pingpong_rate*/ 1.03,
-    /*l2_bytes_per_us*/ 6.91e4,
-    /*store_bytes_per_us*/ 6.815e4,
-    /*fixup_us*/ 4.16,
-    /*fixup_bytes_per_us*/ 7.666e4,
-    /*dram_bytes_per_us*/ 2.969e6,
+    /*launch_us*/ 1.68,
+    /*tile_start_us*/ 1.43,
+    /*tflops_per_sm*/ {5.25, 5.27, 5.24, 2.46, 2.95},
+    /*pingpong_rate*/ 1.04,
+    /*l2_bytes_per_us*/ 7.637e+04,
+    /*store_bytes_per_us*/ 3.942e+18,
+    /*fixup_us*/ 1.74e-12,
+    /*fixup_bytes_per_us*/ 5.149e+04,
+    /*dram_bytes_per_us*/ 4.701e+06,
+    /*stream_latency_us*/ 4.89,
 };
 
 // One candidate's predicted time and its terms, for the explain mode.
@@ -176,7 +185,9 @@ struct cost_geometry {
   double sk_kblocks = 0, sk_pieces = 0;
   double step_full = 0, step_tail = 0, step_sk = 0;  // unique bytes per k-block step
   double c_bytes = 0;                                // one tile's real bytes of C
-  double dram_bytes = 0;                             // A + B + C + partials written and read
+  double partial_bytes = 0;  // one piece's fp32 partial: the rows of its live warps (live_warps)
+  double slots = 0;          // the pieces that meet in a shared tile's fixup
+  double dram_bytes = 0;     // A + B + C + partials written and read
 };
 
 inline cost_geometry geometry(const config& c, const problem& p, int num_sms) {
@@ -200,6 +211,13 @@ inline cost_geometry geometry(const config& c, const problem& p, int num_sms) {
     g.step_sk = detail::unique_step_bytes(w, c, -1, w.clusters, g.rows_a, g.rows_b);
   }
   g.c_bytes = g.rows_a * g.rows_b * double(out_bytes(p.out));
+  const auto live_rows = [](int64_t rows) {
+    return double(live_warps(int(std::min<int64_t>(rows, wgmma_m))) * warp_acc_rows);
+  };
+  const double rows_live =
+      c.bm == wgmma_m ? live_rows(p.M) : live_rows(p.M) + live_rows(std::max<int64_t>(0, p.M - wgmma_m));
+  g.partial_bytes = std::min<double>(rows_live, c.bm) * c.bn * 4;
+  g.slots = c.stream_k ? double(ls.slot_stride) : double(c.splits);
   g.dram_bytes = 2.0 * double(p.M) * double(p.K) + 2.0 * double(p.N) * double(p.K) +
                  double(out_bytes(p.out)) * double(p.M) * double(p.N) + double(ls.partial_bytes(c)) * 2;
   return g;
@@ -217,11 +235,22 @@ inline cost predict(const cost_geometry& g, const cost_constants& k = h200_const
   r.tensor_us = 2.0 * c.bm * c.bn * 64 / (rate * 1e6);
   r.feed_us = (g.rows_a / c.cluster_n + g.rows_b / c.cluster_m) * 64 * 2 / k.l2_bytes_per_us;
   const double local_us = std::max(r.tensor_us, r.feed_us);
-  const auto kblock = [&](double step_bytes) { return std::max(local_us, step_bytes / k.dram_bytes_per_us); };
-  const double kb_full = kblock(g.step_full), kb_tail = kblock(g.step_tail), kb_sk = kblock(g.step_sk);
+  // The bytes new to the device at a step come from DRAM at the device's bandwidth, and each CTA's
+  // share of them no faster than its stages in flight bring them (Little's law: a stage's bytes
+  // per stream_latency_us, the fraction of them that is new).
+  const double ctas = double(c.cluster_size()), stage_bytes = (g.rows_a + g.rows_b) * 64 * 2;
+  const auto kblock = [&](double step_bytes, double clusters) {
+    const double per_sm =
+        clusters > 0 ? step_bytes / (clusters * ctas) / stage_bytes * k.stream_latency_us / c.stages : 0;
+    return std::max({local_us, step_bytes / k.dram_bytes_per_us, per_sm});
+  };
+  const double kb_full = kblock(g.step_full, g.clusters), kb_tail = kblock(g.step_tail, g.tail),
+               kb_sk = kblock(g.step_sk, g.clusters);
   // One tile's epilogue: its real rows and columns of C.
   const double epilogue = g.c_bytes / k.store_bytes_per_us;
-  const double fixup = k.fixup_us + double(c.bm) * c.bn * 4 * 2 / k.fixup_bytes_per_us;
+  // A shared tile's fixup: its fixed cost, this piece's partial out and, for the last piece, the
+  // others' back.
+  const double fixup = k.fixup_us + g.partial_bytes * g.slots / k.fixup_bytes_per_us;
   // The busiest cluster: cluster 0 takes the most whole items, the last of them perhaps in a
   // partial round; every cluster's stream-K share is the same number of k-blocks, in at most a
   // few pieces, while every cluster runs.

@@ -174,9 +174,9 @@ std::map<std::string, sweep_entry> load_sweep(const std::string& file = "gemm_ca
   return out;
 }
 
-TEST(GemmTileRule, ConstantsReproduceTheCommittedSweep) {
-  const std::map<std::string, sweep_entry> sweep = load_sweep();
-  ASSERT_GE(sweep.size(), 250u) << "docs/results/gemm_candidates_h200.txt is missing or short";
+// The model's fit to a sweep: the rms log error of every candidate's predicted time, and the
+// regret of its cheapest prediction (its pick's measured time over the fastest measured).
+std::pair<double, double> model_on(const std::map<std::string, sweep_entry>& sweep) {
   double sq = 0, log_regret = 0;
   size_t n = 0;
   for (const auto& [name, e] : sweep) {
@@ -194,10 +194,25 @@ TEST(GemmTileRule, ConstantsReproduceTheCommittedSweep) {
   const double rms = std::sqrt(sq / double(n)), regret = std::exp(log_regret / double(sweep.size()));
   std::printf("sweep: %zu entries, %zu timings: rms log error %.3f, regret geomean %.4f\n", sweep.size(), n, rms,
               regret);
-  // Fitted on this data: rms log error 0.196, the model's pick 5.8% slower than the fastest
-  // measured candidate in geomean. Constants that drifted from the data fail here.
-  EXPECT_LT(rms, 0.20);
-  EXPECT_LT(regret, 1.07);
+  return {rms, regret};
+}
+
+// The constants are fitted (apps/gemm_rule.cpp fit) on the sweep of every candidate with graphs;
+// off-grid set 4 was measured after them and was not fitted. When committed: rms log error 0.293
+// and regret 1.045 on the fitted sweep (1.083 with the constants before the stream-latency term),
+// 0.251 and 1.056 on set 4 (1.069 before). Constants that drifted from the data, or a model term
+// that lost its meaning, fail here.
+TEST(GemmTileRule, ConstantsReproduceTheCommittedSweep) {
+  const std::map<std::string, sweep_entry> fitted = load_sweep("gemm_candidates_graphs_h200.txt");
+  ASSERT_GE(fitted.size(), 250u) << "docs/results/gemm_candidates_graphs_h200.txt is missing or short";
+  const auto [rms, regret] = model_on(fitted);
+  EXPECT_LT(rms, 0.31);
+  EXPECT_LT(regret, 1.05);
+  const std::map<std::string, sweep_entry> held = load_sweep("gemm_candidates_offgrid4_h200.txt");
+  ASSERT_GE(held.size(), 30u) << "docs/results/gemm_candidates_offgrid4_h200.txt is missing or short";
+  const auto [held_rms, held_regret] = model_on(held);
+  EXPECT_LT(held_rms, 0.27);
+  EXPECT_LT(held_regret, 1.06);
 }
 
 // The hand rule (choose_config) on the latest sweep, with up to max_splits splits and every batch a
