@@ -40,12 +40,15 @@ struct coord_order {
   uint8_t seq = 1, head = 2, batch = 3;
 };
 
-// What the body needs at run time besides the four tensor maps. Tile i computes, without a causal
-// mask, tile (i % q_tiles) of Q of (batch, head) pair i / q_tiles (head-major: the CTAs running at
-// once share a head's K and V); with one, tile q_tiles - 1 - i / (heads batch) of pair
-// i % (heads batch) (the longest rows of every head first). A pair is head (pair % heads) of batch
-// pair / heads; its K/V head is head / kv_group. Block b of the grid of `ctas` computes, in its
-// round r, tile r ctas + b, or r ctas + ctas - 1 - b in odd rounds (cta_tile), below `tiles`.
+// What the body needs at run time besides the four tensor maps. With one CTA per tile, tile i
+// computes tile (i % q_tiles) of Q of (batch, head) pair i / q_tiles, counted from the last with a
+// causal mask (head-major, so that the CTAs running at once share a head's K and V, and within a
+// head the longest rows first; the hardware hands each freed SM the next tile). A persistent
+// grid must balance its static walk itself: with a causal mask its tile i is tile
+// q_tiles - 1 - i / (heads batch) of pair i % (heads batch), the longest rows of every head
+// first. A pair is head (pair % heads) of batch pair / heads; its K/V head is head / kv_group.
+// Block b of the grid of `ctas` computes, in its round r, tile r ctas + b, or r ctas + ctas - 1 - b
+// in odd rounds (cta_tile), below `tiles`.
 template <class Tg>
 struct body_params {
   int heads, kv_group;  // Q heads; Q heads per K/V head
@@ -148,8 +151,10 @@ template <class T, class Tg>
 HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
   const int tile = int(cta_tile(b, n, p.ctas));
   const int pairs = p.tiles / p.q_tiles;
-  const int qt = p.causal ? p.q_tiles - 1 - tile / pairs : tile % p.q_tiles;
-  const int bh = p.causal ? tile % pairs : tile / p.q_tiles;
+  const bool by_length = p.causal && p.ctas < p.tiles;
+  int qt = by_length ? p.q_tiles - 1 - tile / pairs : tile % p.q_tiles;
+  if (p.causal && !by_length) qt = p.q_tiles - 1 - qt;
+  const int bh = by_length ? tile % pairs : tile / p.q_tiles;
   tile_place at;
   at.m0 = qt * T::BM;
   at.head = bh % p.heads;
