@@ -731,11 +731,12 @@ class target {
     return m;
   }
 
-  // The registers per thread each warp of the CTA has asked for (0: no setmaxnreg yet). The CTA
-  // holds limits::launch_regs_per_thread for each of its threads at launch, and setmaxnreg only
-  // moves registers inside that pool: once the warps that have asked (the others counted at the
-  // least they could give back, 24) want more than the pool, a setmaxnreg.inc waits for ever on
-  // the GPU, whatever the order.
+  // The registers per thread each warp of the CTA has asked for (0: no setmaxnreg yet). PTX ISA,
+  // setmaxnreg: registers come from a pool kept per CTA, and .inc blocks until enough are free in
+  // it. The CTA holds limits::launch_regs_per_thread for each of its threads at launch, and
+  // setmaxnreg only moves registers inside that pool: once the warps that have asked (the others
+  // counted at the least they could give back, 24) want more than the pool, a setmaxnreg.inc
+  // waits for ever on the GPU, whatever the order.
   struct register_split {
     std::vector<uint32_t> regs;
   };
