@@ -1,6 +1,7 @@
 // Host side of attention forward: validate the problem and the pointers (std::invalid_argument
-// naming the bad value), make the launch plan (attention_plan.hpp; the model runner makes the
-// same), encode the four tensor maps once, and launch one CTA per tile of Q per head.
+// naming the bad value), make the launch plan for the instance the rule chooses
+// (attention_plan.hpp, attention_rule.hpp; the model runner makes the same), encode the four
+// tensor maps once, and launch one CTA per tile of Q per head.
 //
 //   hopper::attention::plan a(problem, q, k, v, o, lse);   // lse may be null
 //   a.run(stream);                                         // any number of times
@@ -10,10 +11,12 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "hopper/tensor_map.hpp"
 #include "kernels/attention/attention_kernel.cuh"
 #include "kernels/attention/attention_plan.hpp"
+#include "kernels/attention/attention_rule.hpp"
 
 namespace hopper::attention {
 
@@ -34,12 +37,32 @@ inline hopper::tensor_map encode(const map_spec& s, const void* base) {
   return m.build();
 }
 
-// f(attention_traits<D>{}) for the problem's head dimension (validated: one shape_of knows).
+// The kernel of instances[I] (attention_rule.hpp).
+template <size_t I>
+using instance_traits = attention_traits<instances[I].shape.head_dim, true, instances[I].shape.block_n,
+                                         instances[I].shape.stages, instances[I].shape.consumers>;
+
+// f(instance_traits<I>{}) for the compiled instance I of shape `s`; false where none is `s`.
+template <class F, size_t... I>
+bool visit_instance(const head_dim_shape& s, F&& f, std::index_sequence<I...>) {
+  return ((instances[I].shape == s ? (f(instance_traits<I>{}), true) : false) || ...);
+}
 template <class F>
-auto visit_head_dim(int d, F&& f) {
-  if (d == 64) return f(attention_traits<64>{});
-  if (d == 128) return f(attention_traits<128>{});
-  return f(attention_traits<256>{});
+bool visit_instance(const head_dim_shape& s, F&& f) {
+  return visit_instance(s, f, std::make_index_sequence<size_t(instance_count)>{});
+}
+
+inline std::string shape_name(const head_dim_shape& s) {
+  return "{head_dim " + std::to_string(s.head_dim) + ", block_n " + std::to_string(s.block_n) + ", stages " +
+         std::to_string(s.stages) + ", consumers " + std::to_string(s.consumers) + "}";
+}
+
+inline int device_sms() {
+  int dev = 0, sms = 0;
+  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  return sms;
 }
 
 }  // namespace detail
@@ -48,38 +71,44 @@ auto visit_head_dim(int d, F&& f) {
 // holds): the size of a persistent grid for T.
 template <class T>
 int resident_ctas() {
-  int dev = 0, sms = 0, per_sm = 0;
-  detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-  detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                     "cudaDeviceGetAttribute(MultiProcessorCount)");
+  int per_sm = 0;
   detail::cuda_check(
       cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
       "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, attention_kernel<T>, T::THREADS, T::SMEM),
                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (per_sm < 1) throw std::runtime_error("hopper::attention: no CTA of the instance fits an SM of this device");
-  return sms * per_sm;
+  return detail::device_sms() * per_sm;
+}
+// The same for the instance the rule chooses for `p` on this device.
+inline int resident_ctas(const problem& p) {
+  validate(p);
+  int n = 0;
+  detail::visit_instance(choose_shape(p, detail::device_sms()), [&](auto tr) { n = resident_ctas<decltype(tr)>(); });
+  return n;
 }
 
 class plan {
  public:
-  // `instance` other than empty: the plan of another instance of the head dimension than shape_of
-  // names, to launch with run_as (A/B measurements). `resident` other than 0: a persistent grid of
-  // that many CTAs walking the tiles (resident_ctas<T>() for the device's), instead of one CTA per
-  // tile.
+  // The instance the rule chooses for this device (choose_shape), or `instance`: another of the
+  // head dimension, for A/B measurements, launched with run_as where it is not compiled for run
+  // (attention_rule.hpp's instances). `resident` other than 0: a persistent grid of that many CTAs
+  // walking the tiles (resident_ctas for the device's), instead of one CTA per tile.
   plan(const problem& p, const void* q, const void* k, const void* v, void* o, float* lse = nullptr,
        head_dim_shape instance = {}, int resident = 0)
-      : lp_(make_launch_plan(p, instance, resident)) {
-    detail::visit_head_dim(int(p.head_dim), [&](auto tr) {
+      : lp_(make_launch_plan(p, instance, resident, detail::device_sms())) {
+    const bool compiled = detail::visit_instance(lp_.shape, [&](auto tr) {
       using T = decltype(tr);
-      if (instance.head_dim == 0 && !launches<T>(lp_))
+      if (!launches<T>(lp_))
         throw std::logic_error("hopper::attention::plan: the launch plan does not match its kernel");
-      if (launches<T>(lp_)) lp_.smem = T::SMEM;  // another instance's is its run_as's
+      lp_.smem = T::SMEM;  // another instance's is its run_as's
       detail::cuda_check(
           cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::SMEM)),
           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-      return 0;
     });
+    if (instance.head_dim == 0 && !compiled)
+      throw std::logic_error("hopper::attention::plan: the rule chose " + detail::shape_name(lp_.shape) +
+                             ", which is not compiled");
     bind(q, k, v, o, lse);
   }
   // Points the plan at other buffers of the same problem: validates them, re-encodes the maps.
@@ -93,17 +122,17 @@ class plan {
   }
   // Launches on `stream`; returns the launch error (asynchronous errors appear later).
   cudaError_t run(cudaStream_t stream = 0) const {
-    return detail::visit_head_dim(int(lp_.prob.head_dim), [&](auto tr) {
-      using T = decltype(tr);
-      if (!launches<T>(lp_))
-        throw std::invalid_argument(
-            "hopper::attention::plan::run: the plan was made for another instance than shape_of(head_dim " +
-            std::to_string(T::HEAD_DIM) + "); launch it with run_as");
-      attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), T::SMEM, stream>>>(q_, k_, v_, o_, kp_);
-      return cudaGetLastError();
-    });
+    cudaError_t e = cudaSuccess;
+    if (!detail::visit_instance(lp_.shape, [&](auto tr) {
+          using T = decltype(tr);
+          attention_kernel<T><<<unsigned(lp_.grid), unsigned(lp_.threads), T::SMEM, stream>>>(q_, k_, v_, o_, kp_);
+          e = cudaGetLastError();
+        }))
+      throw std::invalid_argument("hopper::attention::plan::run: the plan's instance " + detail::shape_name(lp_.shape) +
+                                  " is not one run launches; launch it with run_as");
+    return e;
   }
-  // The launch with instance T instead of the one shape_of names: for A/B measurements of a
+  // The launch with instance T instead of the one the rule chose: for A/B measurements of a
   // kernel variant. The plan must have been made for T's shape (T::SHAPE).
   template <class T>
   cudaError_t run_as(cudaStream_t stream = 0) const {

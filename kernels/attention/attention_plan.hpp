@@ -5,7 +5,7 @@
 //
 //   validate(problem);                    // std::invalid_argument naming the bad value
 //   const launch_plan lp = make_launch_plan(problem);
-//   lp.shape                              the instance (shape_of the head dimension)
+//   lp.shape                              the instance (choose_shape's, attention_rule.hpp)
 //   lp.tiles                              tiles of Q over every (batch, head)
 //   lp.grid, lp.threads, lp.smem          the launch (one CTA per tile, or `resident` CTAs that
 //                                         walk the tiles: make_launch_plan's last argument)
@@ -22,40 +22,11 @@
 #include "hopper/checked.hpp"
 #include "hopper/swizzle.hpp"
 #include "kernels/attention/attention_body.hpp"
+#include "kernels/attention/attention_problem.hpp"
+#include "kernels/attention/attention_rule.hpp"
 #include "kernels/attention/attention_traits.hpp"
 
 namespace hopper::attention {
-
-// Where one tensor of the (batch, seq, heads, head_dim) layout keeps its elements: the strides of
-// the three outer dimensions in elements (the head dimension is contiguous, as PyTorch and
-// FlashAttention take it).
-struct tensor_layout {
-  int64_t batch = 0, seq = 0, head = 0;
-};
-// The packed layout of a (batch, seq, heads, head_dim) tensor.
-inline tensor_layout packed_layout(int64_t seq, int64_t heads, int64_t head_dim) {
-  return tensor_layout{seq * heads * head_dim, heads * head_dim, head_dim};
-}
-
-// O = softmax(scale Q K^T + mask) V for Q (batch, seq_q, heads, head_dim), K and V (batch, seq_k,
-// kv_heads, head_dim), O like Q; each Q head h reads K/V head h / (heads / kv_heads). bf16.
-struct problem {
-  int64_t batch = 1, heads = 1, kv_heads = 1, seq_q = 1, seq_k = 1, head_dim = 128;
-  bool causal = false;  // row i sees keys 0..i (top-left, as scaled_dot_product_attention)
-  float scale = 0.0f;   // 0: 1 / sqrt(head_dim)
-  tensor_layout q, k, v, o;
-  // The problem with every tensor packed.
-  static problem packed(int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_k, int64_t head_dim,
-                        bool causal = false) {
-    problem p;
-    p.batch = batch, p.heads = heads, p.kv_heads = kv_heads, p.seq_q = seq_q, p.seq_k = seq_k, p.head_dim = head_dim;
-    p.causal = causal;
-    p.q = p.o = packed_layout(seq_q, heads, head_dim);
-    p.k = p.v = packed_layout(seq_k, kv_heads, head_dim);
-    return p;
-  }
-  float softmax_scale() const { return scale != 0.0f ? scale : float(1.0 / std::sqrt(double(head_dim))); }
-};
 
 // One tensor map: bf16, dims {head_dim, three outer dimensions ordered by stride}, boxes of one
 // swizzle row of the head dimension x `rows` of the sequence (one of the others).
@@ -222,14 +193,16 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
   }
 }
 
-// The plan of problem `p` (validated) for instance `instance`: shape_of the head dimension where
-// it is left empty, another one of the same head dimension for A/B measurements of the choice.
+// The plan of problem `p` (validated) for instance `instance`: the rule's choice over `sms` SMs
+// (choose_shape, attention_rule.hpp) where it is left empty, another one of the same head
+// dimension for A/B measurements of the choice.
 // `resident` 0: one CTA per tile; otherwise a persistent grid of min(tiles, resident) CTAs, CTA b
 // computing tile b of the first round of `grid` tiles, grid - 1 - b of the second, b of the
 // third, ... (cta_tile, attention_body.hpp).
-inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0) {
+inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0,
+                                    int sms = reference_sms) {
   validate(p);
-  const head_dim_shape sh = instance.head_dim == 0 ? shape_of(int(p.head_dim)) : instance;
+  const head_dim_shape sh = instance.head_dim == 0 ? choose_shape(p, sms) : instance;
   const bool wgmma_n = sh.block_n == 64 || sh.block_n == 128 || sh.block_n == 192 || sh.block_n == 256;
   if (sh.head_dim != p.head_dim || sh.consumers < 2 || sh.consumers > max_consumer_warpgroups || !wgmma_n ||
       sh.stages <= 0)

@@ -38,10 +38,11 @@ struct head_dim_shape {
     return head_dim == o.head_dim && block_n == o.block_n && stages == o.stages && consumers == o.consumers;
   }
 };
-// The instance of head dimension d, all zeros where it is not instantiated: the widest kv block
-// whose S (BN / 2 fp32), P (BN / 4 words) and O (D / 2 fp32) fit a consumer thread's registers,
-// and the deepest rings that fit shared memory beside Q. A function, not a table: the body's
-// device code evaluates it at compile time and may reference no host variable.
+// The first instance of head dimension d (attention_rule.hpp lists every compiled one and chooses
+// among them), all zeros where it is not instantiated: two consumer warpgroups, the widest kv
+// block whose S (BN / 2 fp32), P (BN / 4 words) and O (D / 2 fp32) fit a consumer thread's
+// registers, and the deepest rings that fit shared memory beside Q. A function, not a table: the
+// body's device code evaluates it at compile time and may reference no host variable.
 HOPPER_HD constexpr head_dim_shape shape_of(int d) {
   return d == 64    ? head_dim_shape{64, 128, 3, 2}
          : d == 128 ? head_dim_shape{128, 128, 2, 2}

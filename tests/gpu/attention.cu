@@ -156,6 +156,7 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3>>();
   expect_instance_correct<ha::attention_traits<64, false, 128, 3, 3>>();
   expect_instance_correct<ha::attention_traits<128, false>>();
+  expect_instance_correct<ha::attention_traits<128, true, 128, 3>>();
   expect_instance_correct<ha::attention_traits<256, false>>();
 }
 
@@ -170,42 +171,55 @@ TEST(AttentionInstances, PersistentGrid) {
       expect_correct(ha::problem::packed(1, 4, 1, 577, 577, d, true), 0, resident);
       expect_correct(ha::problem::packed(1, 2, 2, 1000, 77, d), 0, resident);
     }
-    const int all = d == 64    ? ha::resident_ctas<ha::attention_traits<64>>()
-                    : d == 128 ? ha::resident_ctas<ha::attention_traits<128>>()
-                               : ha::resident_ctas<ha::attention_traits<256>>();
-    expect_correct(ha::problem::packed(4, 8, 2, 2048, 2048, d, true), 16, all);
-    expect_correct(ha::problem::packed(2, 16, 16, 1024, 1024, d), 16, all);
+    for (const ha::problem& p :
+         {ha::problem::packed(4, 8, 2, 2048, 2048, d, true), ha::problem::packed(2, 16, 16, 1024, 1024, d)})
+      expect_correct(p, 16, ha::resident_ctas(p));
   }
   using three = ha::attention_traits<64, true, 128, 3, 3>;
   expect_correct<three>(ha::problem::packed(1, 4, 1, 577, 577, 64, true), 0, 5);
   expect_correct<three>(ha::problem::packed(2, 16, 16, 1024, 1024, 64), 16, ha::resident_ctas<three>());
 }
 
+// The plan of an instance run does not launch (a 192-wide kv block) refuses run and every other
+// instance's run_as, naming what to do; the instance's own run_as computes.
 TEST(AttentionInstances, AnotherInstancesPlanRefusesTheDefaultLaunch) {
   HOPPER_REQUIRE_SM90();
-  using V = ha::attention_traits<64, true, 128, 3, 3>;
+  using V = ha::attention_traits<64, true, 192, 3>;
   const ha::problem p = ha::problem::packed(1, 1, 1, 256, 256, 64);
   void* buf = nullptr;
   CUDA_OK(cudaMalloc(&buf, 4 * 256 * 64 * 2));
   CUDA_OK(cudaMemset(buf, 0, 4 * 256 * 64 * 2));
   uint16_t* b = static_cast<uint16_t*>(buf);
   const ha::plan a(p, b, b + 256 * 64, b + 2 * 256 * 64, b + 3 * 256 * 64, nullptr, V::SHAPE);
-  EXPECT_EQ(a.launch().threads, 512);
   try {
     (void)a.run();
-    ADD_FAILURE() << "run() of a three-consumer plan launched the default instance";
+    ADD_FAILURE() << "run() of a 192-wide kv block's plan launched";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("run_as"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("block_n 192"), std::string::npos) << e.what();
   }
   try {
-    (void)a.run_as<ha::attention_traits<64, true, 192, 3>>();
+    (void)a.run_as<ha::attention_traits<64, true, 128, 3, 3>>();
     ADD_FAILURE() << "run_as of another instance launched";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("block 192"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 consumer warpgroups"), std::string::npos) << e.what();
   }
   CUDA_OK(a.run_as<V>());
   CUDA_OK(cudaDeviceSynchronize());
   cudaFree(buf);
+}
+
+// The rule's instance (attention_rule.hpp) is the one run launches: three consumer warpgroups at
+// head dimension 64 where the SMs have many tiles each, two where one wave holds every tile.
+TEST(AttentionInstances, RuleChoiceIsLaunched) {
+  HOPPER_REQUIRE_SM90();
+  for (const auto& [p, consumers] : {std::pair<ha::problem, int>{ha::problem::packed(4, 16, 16, 1024, 1024, 64), 3},
+                                     {ha::problem::packed(2, 16, 4, 2048, 2048, 64, true), 3},
+                                     {ha::problem::packed(1, 4, 4, 2048, 2048, 64), 2}}) {
+    const ha::launch_plan lp = ha::make_launch_plan(p, {}, 0, 132);
+    EXPECT_EQ(lp.shape.consumers, consumers) << describe(p) << "\n" << ha::explain(p, 132);
+    expect_correct(p, 12);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(HeadDims, Attention, ::testing::Values(64, 128, 256),
@@ -242,11 +256,12 @@ double sustained_ms(F&& launch) {
 }
 
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
-// random inputs, for the kernel and its variants in the same process (A/B at the running clock:
-// ping-pong off; a persistent grid of the device's resident CTAs; for head dim 64 a 192-wide kv block and three
-// consumer warpgroups, with and without ping-pong and a persistent grid). For a first look; bench_attention.py measures
-// against cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape
-// alone, for a profiler's run.
+// random inputs, for the rule's instance and the others in the same process (A/B at the running
+// clock: a persistent grid of the device's resident CTAs; two consumer warpgroups with and without
+// ping-pong; for head dim 64 a 192-wide kv block and three consumer warpgroups with and without
+// ping-pong; for head dim 128 three stages). For a first look; bench_attention.py measures against cuDNN and the flash
+// backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, for a profiler's
+// run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
   return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
@@ -272,9 +287,8 @@ void throughput_of_head_dim() {
       const ha::plan a(p, q, k, v, o);
       const double tf = a.flops() / 1e9;
       const double ours = sustained_ms([&] { return a.run(); });
-      const double flat = sustained_ms([&] { return a.template run_as<ha::attention_traits<D, false>>(); });
-      std::printf("attention/hd%d/seq%d/%s: %.3f ms, %.1f TFLOP/s; without ping-pong %.1f TFLOP/s (%.3f)", D, seq,
-                  causal ? "causal" : "full", ours, tf / ours, tf / flat, flat / ours);
+      std::printf("attention/hd%d/seq%d/%s: %.3f ms, %.1f TFLOP/s (%d consumers)", D, seq, causal ? "causal" : "full",
+                  ours, tf / ours, a.launch().shape.consumers);
       // Another instance of the head dimension on the same inputs: its TFLOP/s and time / ours.
       const auto variant = [&](auto tr, const char* what, int resident = 0) {
         using V = decltype(tr);
@@ -283,17 +297,18 @@ void throughput_of_head_dim() {
         std::printf("; %s %.1f TFLOP/s (%.3f)", what, tf / w, w / ours);
       };
       {
-        const ha::plan b(p, q, k, v, o, nullptr, {}, ha::resident_ctas<ha::attention_traits<D>>());
+        const ha::plan b(p, q, k, v, o, nullptr, {}, ha::resident_ctas(p));
         const double w = sustained_ms([&] { return b.run(); });
         std::printf("; persistent %.1f TFLOP/s (%.3f)", tf / w, w / ours);
       }
+      variant(ha::attention_traits<D>{}, "two consumers");
+      variant(ha::attention_traits<D, false>{}, "two without ping-pong");
       if constexpr (D == 64) {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
-        variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three consumers without ping-pong");
-        using three = ha::attention_traits<64, false, 128, 3, 3>;
-        variant(three{}, "the same, persistent", ha::resident_ctas<three>());
+        variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
       }
+      if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3>{}, "three stages");
       std::printf("\n");
       CUDA_OK(cudaGetLastError());
       cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);

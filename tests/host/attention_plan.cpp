@@ -184,6 +184,63 @@ TEST(AttentionPlan, PersistentWalkCoversEveryTileOnceAndEvensCausalWork) {
   }
 }
 
+// The instance rule (attention_rule.hpp). On the benchmark's shapes (16 heads x 16k tokens as
+// batch x sequence) at head dimension 64: three consumer warpgroups wherever their rate pays
+// for the rows and diagonal blocks a 192-row tile computes past the mask (1.125 of the work at 1k
+// full, 1.333 at 1k causal); two where one wave holds every tile, so that the longest tile decides,
+// and where seq_q is one tile of either. Head dimensions 128 and 256 have one instance.
+TEST(AttentionRule, ChoosesByPredictedTime) {
+  const auto consumers = [](const ha::problem& p, int sms = 132) {
+    const ha::head_dim_shape s = ha::choose_shape(p, sms);
+    EXPECT_EQ(s.head_dim, p.head_dim);
+    EXPECT_EQ(ha::make_launch_plan(p, {}, 0, sms).shape, s);
+    return s.consumers;
+  };
+  for (int64_t seq : {1024, 4096, 16384})
+    for (bool causal : {false, true}) {
+      const ha::problem p = ha::problem::packed(16384 / seq, 16, 16, seq, seq, 64, causal);
+      EXPECT_EQ(consumers(p), seq == 1024 && causal ? 2 : 3)
+          << seq << (causal ? " causal\n" : " full\n") << ha::explain(p, 132);
+      EXPECT_EQ(consumers(ha::problem::packed(16384 / seq, 16, 16, seq, seq, 128, causal)), 2);
+      EXPECT_EQ(ha::choose_shape(ha::problem::packed(16384 / seq, 16, 16, seq, seq, 256, causal), 132),
+                ha::shape_of(256));
+    }
+  const ha::problem one_wave = ha::problem::packed(1, 4, 4, 4096, 4096, 64);  // 128 tiles of 128 rows
+  EXPECT_EQ(consumers(one_wave), 2) << ha::explain(one_wave, 132);
+  EXPECT_EQ(consumers(one_wave, 8), 3) << ha::explain(one_wave, 8);         // 16 tiles per SM
+  EXPECT_EQ(consumers(ha::problem::packed(64, 16, 16, 100, 8192, 64)), 2);  // decode-like: seq_q one tile
+  EXPECT_EQ(ha::make_launch_plan(one_wave).shape, ha::choose_shape(one_wave, ha::reference_sms));
+  expect_rejected([&] { (void)ha::choose_shape(one_wave, 0); }, "sms 0");
+  expect_rejected([&] { (void)ha::predict(one_wave, ha::instances[2], 132); }, "no candidate for head_dim 64");
+}
+
+// The rule's work is the body's: BM x BN x the kv blocks of every tile the walk hands out; the
+// explanation has one line per candidate and marks the chosen one.
+TEST(AttentionRule, WorkIsTheWalksAndExplainNamesEachCandidate) {
+  using three = ha::attention_traits<64, true, 128, 3, 3>;
+  for (bool causal : {false, true}) {
+    const ha::problem p = ha::problem::packed(2, 6, 3, 1000, 1300, 64, causal);
+    const ha::launch_plan lp = ha::make_launch_plan(p, three::SHAPE, 7);
+    const auto bp = ha::params_of<hopper::model::target>(lp, {}, false);
+    double work = 0, longest = 0;
+    for (int b = 0; b < lp.grid; ++b)
+      for (int n = 0; ha::detail::cta_tile(b, n, lp.grid) < lp.tiles; ++n) {
+        const double w = double(three::BM) * three::BN * ha::detail::place_of<three>(b, n, bp).blocks;
+        work += w, longest = std::max(longest, w);
+      }
+    const ha::prediction r = ha::predict(p, ha::instances[1], 132);
+    EXPECT_EQ(r.shape, three::SHAPE);
+    EXPECT_EQ(r.tiles, lp.tiles);
+    EXPECT_DOUBLE_EQ(r.work, work);
+    EXPECT_DOUBLE_EQ(r.longest, longest);
+    EXPECT_DOUBLE_EQ(r.time, std::max(work / 132, longest) / ha::instances[1].rate);
+    const std::string e = ha::explain(p, 132);
+    EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 2) << e;
+    EXPECT_EQ(std::count(e.begin(), e.end(), '*'), 1) << e;
+    EXPECT_NE(e.find("consumers 3"), std::string::npos) << e;
+  }
+}
+
 // A dimension of extent 1 is never stepped: any stride the caller has for it is accepted.
 TEST(AttentionPlan, ExtentOneDimensionsTakeAnyStride) {
   ha::problem p = ha::problem::packed(1, 1, 1, 300, 300, 64);

@@ -1,0 +1,123 @@
+// Which instance of the kernel a problem gets: every compiled instance of its head dimension is
+// a candidate, and the one with the least predicted time wins. Plain C++ (the launch plan of both
+// machines calls it).
+//
+//   choose_shape(problem, sms)      the instance
+//   predict(problem, instance, sms) its predicted time and the terms behind it
+//   explain(problem, sms)           one line per candidate: why the winner won
+//
+// The model: a CTA computes its tile's kv blocks whole (rows past seq_q and, causal, columns past
+// the diagonal included), so the work of a tile is BM x BN x its blocks; the SMs share the tiles,
+// and no schedule ends before its longest tile, so the time is at least
+//     max(work of every tile / sms, work of the longest tile) / rate
+// where `rate` is the instance's throughput relative to the first instance of its head dimension,
+// measured at the base clock (docs/gpu_runs.md).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/attention/attention_body.hpp"
+#include "kernels/attention/attention_traits.hpp"
+
+namespace hopper::attention {
+
+// One compiled instance and its relative throughput.
+struct instance_rate {
+  head_dim_shape shape;
+  double rate;
+};
+// The instances the CUDA launcher compiles (attention.cuh dispatches over this table) and the rule
+// chooses among; each head dimension's first is shape_of's. Three consumer warpgroups at head
+// dimension 64: 1445 us against 1672 at 16k causal, 16 heads (0.864 of the time for 1.023 of the
+// work: a rate of 1.18). At head dimensions 128 and 256 a third warpgroup's 160 registers do not
+// hold O, S and P.
+inline constexpr instance_rate instances[] = {
+    {shape_of(64), 1.0},
+    {head_dim_shape{64, 128, 3, 3}, 1.18},
+    {shape_of(128), 1.0},
+    {shape_of(256), 1.0},
+};
+inline constexpr int instance_count = int(sizeof(instances) / sizeof(instances[0]));
+
+// The SMs of the H100 SXM and the H200 (the machines the rates were measured on); the CUDA plan
+// passes its device's count.
+inline constexpr int reference_sms = 132;
+
+// One candidate's predicted time, in kv-block products (BM x BN) per SM over `rate`.
+struct prediction {
+  head_dim_shape shape;
+  double rate = 0;
+  int64_t tiles = 0;
+  double work = 0;     // BM x BN x kv blocks, summed over every tile of every (batch, head)
+  double longest = 0;  // the same of the longest tile
+  double time = 0;     // max(work / sms, longest) / rate
+};
+
+namespace detail {
+[[noreturn]] inline void rule_reject(const std::string& what) {
+  throw std::invalid_argument("hopper::attention: " + what);
+}
+inline void check_sms(int sms) {
+  if (sms < 1) rule_reject("sms " + std::to_string(sms) + " is not positive");
+}
+}  // namespace detail
+
+// The predicted time of instance `in` on problem `p` (of its head dimension) over `sms` SMs.
+inline prediction predict(const problem& p, const instance_rate& in, int sms) {
+  detail::check_sms(sms);
+  if (in.shape.head_dim != p.head_dim || !(in.rate > 0))
+    detail::rule_reject("instance of head_dim " + std::to_string(in.shape.head_dim) + ", rate " +
+                        std::to_string(in.rate) + " is no candidate for head_dim " + std::to_string(p.head_dim));
+  prediction r;
+  r.shape = in.shape;
+  r.rate = in.rate;
+  const int bm = in.shape.block_m(), bn = in.shape.block_n;
+  const int64_t q_tiles = (p.seq_q + bm - 1) / bm;
+  double per_head = 0;
+  for (int64_t t = 0; t < q_tiles; ++t) {
+    const double w = double(bm) * bn * kv_blocks(int(t * bm), bm, int(p.seq_q), int(p.seq_k), p.causal, bn);
+    per_head += w;
+    r.longest = std::max(r.longest, w);
+  }
+  const double heads = double(p.batch) * double(p.heads);
+  r.tiles = q_tiles * p.batch * p.heads;
+  r.work = per_head * heads;
+  r.time = std::max(r.work / sms, r.longest) / in.rate;
+  return r;
+}
+
+// The instance with the least predicted time; the first of the head dimension on a tie.
+inline head_dim_shape choose_shape(const problem& p, int sms) {
+  detail::check_sms(sms);
+  const instance_rate* best = nullptr;
+  double best_time = 0;
+  for (const instance_rate& in : instances) {
+    if (in.shape.head_dim != p.head_dim) continue;
+    const double t = predict(p, in, sms).time;
+    if (best == nullptr || t < best_time) best = &in, best_time = t;
+  }
+  if (best == nullptr) detail::rule_reject("head_dim " + std::to_string(p.head_dim) + " has no compiled instance");
+  return best->shape;
+}
+
+// Each candidate's prediction on one line, the chosen one marked with '*'.
+inline std::string explain(const problem& p, int sms) {
+  const head_dim_shape chosen = choose_shape(p, sms);
+  std::string s;
+  for (const instance_rate& in : instances) {
+    if (in.shape.head_dim != p.head_dim) continue;
+    const prediction r = predict(p, in, sms);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "%c block_n %d stages %d consumers %d: %lld tiles, work/sms %.4g, longest %.4g, rate %.2f -> %.4g\n",
+                  r.shape == chosen ? '*' : ' ', r.shape.block_n, r.shape.stages, r.shape.consumers,
+                  static_cast<long long>(r.tiles), r.work / sms, r.longest, r.rate, r.time);
+    s += line;
+  }
+  return s;
+}
+
+}  // namespace hopper::attention
