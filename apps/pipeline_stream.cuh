@@ -13,10 +13,10 @@
 #include <string>
 
 #include "apps/pipeline_stream_body.hpp"
-#include "hopper/device_target.cuh"
-#include "hopper/pipeline.cuh"
-#include "hopper/pipeline_backend_device.cuh"
-#include "hopper/views.cuh"
+#include "hopper/objects/views.cuh"
+#include "hopper/pipeline/pipeline.hpp"
+#include "hopper/pipeline/pipeline_backend_device.cuh"
+#include "hopper/target/device_target.cuh"
 
 namespace hopper::apps {
 

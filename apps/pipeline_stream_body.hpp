@@ -23,7 +23,7 @@
 #include <cstdint>
 
 #include "hopper/hd.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 namespace hopper::apps {
 

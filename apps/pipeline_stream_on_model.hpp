@@ -17,8 +17,8 @@
 #include "apps/pipeline_stream_body.hpp"
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
-#include "hopper/trace.hpp"
+#include "hopper/pipeline/pipeline.hpp"
+#include "hopper/trace/trace.hpp"
 
 namespace hopper::apps {
 

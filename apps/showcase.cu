@@ -27,7 +27,7 @@
 
 #include "apps/pipeline_stream.cuh"
 #include "apps/showcase.hpp"
-#include "hopper/trace.hpp"
+#include "hopper/trace/trace.hpp"
 #include "kernels/copy/stream_copy.cuh"
 #include "kernels/gemm/gemm.cuh"
 

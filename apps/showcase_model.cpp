@@ -9,7 +9,7 @@
 
 #include "apps/pipeline_stream_on_model.hpp"
 #include "apps/showcase.hpp"
-#include "hopper/trace.hpp"
+#include "hopper/trace/trace.hpp"
 #include "kernels/copy/stream_copy_on_model.hpp"
 
 namespace hopper::apps {

@@ -43,7 +43,7 @@
 #include "bench_support.hpp"
 #include "copy_presets.hpp"
 #include "copy_probes.cuh"
-#include "hopper/limits.hpp"
+#include "hopper/objects/limits.hpp"
 #include "kernels/copy/stream_copy.cuh"
 
 namespace {

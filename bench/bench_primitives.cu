@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "bench_support.hpp"
+#include "hopper/objects/tensor_map.hpp"
 #include "hopper/ptx.cuh"
-#include "hopper/tensor_map.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "hopper/hd.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 using namespace hopper::model;
 

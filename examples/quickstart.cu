@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "hopper/pipeline_backend_device.cuh"
+#include "hopper/pipeline/pipeline_backend_device.cuh"
 #include "hopper/ptx.cuh"
 
 constexpr int kStages = 4;

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.hpp"
+#include "hopper/objects/phase.hpp"
 
 namespace tutorial {
 

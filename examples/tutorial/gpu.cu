@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "body.hpp"
-#include "hopper/device_target.cuh"
+#include "hopper/target/device_target.cuh"
 
 __global__ void double_tile_kernel(const uint32_t* src, uint32_t* dst) {
   __shared__ uint64_t bar;

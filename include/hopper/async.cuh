@@ -1,12 +1,12 @@
 // hopper-async, the device library in one include: the PTX layer (hopper::ptx) and the typed
 // objects over it (hopper::mbarrier, phase/stage_state, bulk_group, named_barrier, cluster).
 #pragma once
-#include "bulk_group.cuh"
-#include "cluster.cuh"
-#include "counts.hpp"
-#include "limits.hpp"
-#include "mbarrier.cuh"
-#include "named_barrier.cuh"
-#include "phase.hpp"
-#include "ptx.cuh"
-#include "wait_debug.cuh"
+#include "hopper/objects/bulk_group.cuh"
+#include "hopper/objects/cluster.cuh"
+#include "hopper/objects/counts.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/objects/mbarrier.cuh"
+#include "hopper/objects/named_barrier.cuh"
+#include "hopper/objects/phase.hpp"
+#include "hopper/objects/wait_debug.cuh"
+#include "hopper/ptx.cuh"

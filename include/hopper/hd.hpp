@@ -1,7 +1,7 @@
 // Host/device qualifiers, in one place: the library's only macros for code that compiles both
 // under nvcc and as plain C++.
 //   HOPPER_HD           a function that runs on either machine (plain C++ compilers: inline).
-//   HOPPER_HD_TEMPLATE  a template written once over a target (hopper/device_target.cuh on the
+//   HOPPER_HD_TEMPLATE  a template written once over a target (hopper/target/device_target.cuh on the
 //                       GPU, hopper/model/target.hpp on the host): nvcc instantiates it with a
 //                       device target from device code and with the model's from host code; each
 //                       instantiation calls only its own side's functions, so the host/device

@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "hopper/tensor_map.hpp"
+#include "hopper/objects/tensor_map.hpp"
 #include "kernels/attention/attention_kernel.cuh"
 #include "kernels/attention/attention_plan.hpp"
 #include "kernels/attention/attention_rule.hpp"

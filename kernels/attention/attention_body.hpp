@@ -25,11 +25,11 @@
 #include <limits>
 
 #include "hopper/hd.hpp"
-#include "hopper/numerics.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/objects/numerics.hpp"
+#include "hopper/objects/swizzle.hpp"
+#include "hopper/pipeline/pipeline.hpp"
 #include "hopper/ptx/wgmma_desc.hpp"
-#include "hopper/swizzle.hpp"
-#include "hopper/target_types.hpp"
+#include "hopper/target/target_types.hpp"
 #include "kernels/attention/attention_traits.hpp"
 
 namespace hopper::attention {

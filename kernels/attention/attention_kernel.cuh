@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "hopper/device_target.cuh"
-#include "hopper/tensor_map.hpp"
+#include "hopper/objects/tensor_map.hpp"
+#include "hopper/target/device_target.cuh"
 #include "kernels/attention/attention_body.hpp"
 #include "kernels/attention/attention_traits.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 #include "kernels/attention/attention_body.hpp"
 #include "kernels/attention/attention_plan.hpp"
 #include "kernels/attention/attention_traits.hpp"

@@ -19,8 +19,8 @@
 #include <string>
 #include <utility>
 
-#include "hopper/checked.hpp"
-#include "hopper/swizzle.hpp"
+#include "hopper/objects/checked.hpp"
+#include "hopper/objects/swizzle.hpp"
 #include "kernels/attention/attention_body.hpp"
 #include "kernels/attention/attention_problem.hpp"
 #include "kernels/attention/attention_rule.hpp"

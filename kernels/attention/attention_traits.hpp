@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hopper/limits.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/objects/limits.hpp"
+#include "hopper/pipeline/pipeline.hpp"
 #include "kernels/gemm/gemm_tiles.hpp"
 
 namespace hopper::attention {

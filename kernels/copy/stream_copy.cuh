@@ -25,11 +25,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "hopper/checked.hpp"
-#include "hopper/device_target.cuh"
-#include "hopper/limits.hpp"
-#include "hopper/pipeline.cuh"
-#include "hopper/tensor_map.hpp"
+#include "hopper/objects/checked.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/objects/tensor_map.hpp"
+#include "hopper/pipeline/pipeline.hpp"
+#include "hopper/target/device_target.cuh"
 #include "kernels/copy/stream_copy_args.hpp"
 #include "kernels/copy/stream_copy_body.hpp"
 #include "kernels/copy/stream_copy_plan.hpp"

@@ -9,14 +9,14 @@
 #include <optional>
 #include <string>
 
-#include "hopper/checked.hpp"
-#include "hopper/limits.hpp"
+#include "hopper/objects/checked.hpp"
+#include "hopper/objects/limits.hpp"
 #include "kernels/copy/stream_copy_body.hpp"
 
 namespace hopper::kernels {
 namespace detail {
 
-// Throws std::invalid_argument("hopper: <who>: <what>"), as hopper/limits.hpp's checks do.
+// Throws std::invalid_argument("hopper: <who>: <what>"), as hopper/objects/limits.hpp's checks do.
 [[noreturn]] inline void copy_reject(const char* who, const std::string& what) {
   limits::reject(std::string(who) + ": " + what);
 }
@@ -37,7 +37,7 @@ inline uint64_t ring_bytes(const stream_copy_config& c) { return uint64_t(ring_s
 
 // The checks every variant shares; `granule` is the stage_bytes multiple the variant needs, and
 // `dst_name` / `src_name` are the pointers' names in the caller's signature. The hardware limits
-// (bulk-copy alignment and size, tx-count, shared memory) are hopper/limits.hpp's. Every derived
+// (bulk-copy alignment and size, tx-count, shared memory) are hopper/objects/limits.hpp's. Every derived
 // size (the regions' ends, the chunk count) is computed without wrapping.
 inline void check_copy_args(const char* who, const void* dst, const void* src, uint64_t bytes,
                             const stream_copy_config& cfg, uint32_t granule, const char* dst_name = "dst",

@@ -33,8 +33,8 @@
 #include <cstring>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/objects/phase.hpp"
+#include "hopper/pipeline/pipeline.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>

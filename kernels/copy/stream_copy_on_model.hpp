@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 #include "kernels/copy/stream_copy_body.hpp"
 #include "kernels/copy/stream_copy_plan.hpp"
 #include "kernels/dispatch.hpp"

@@ -13,7 +13,7 @@
 #pragma once
 #include <cstdint>
 
-#include "hopper/checked.hpp"
+#include "hopper/objects/checked.hpp"
 #include "kernels/copy/stream_copy_args.hpp"
 #include "kernels/copy/stream_copy_body.hpp"
 

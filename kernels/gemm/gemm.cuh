@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "hopper/tensor_map.hpp"
+#include "hopper/objects/tensor_map.hpp"
 #include "kernels/gemm/gemm_config.hpp"
 #include "kernels/gemm/gemm_kernel.cuh"
 #include "kernels/gemm/gemm_plan.hpp"

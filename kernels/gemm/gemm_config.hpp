@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "hopper/checked.hpp"
-#include "hopper/limits.hpp"
+#include "hopper/objects/checked.hpp"
+#include "hopper/objects/limits.hpp"
 #include "kernels/gemm/gemm_tiles.hpp"
 #include "kernels/gemm/tile_scheduler.hpp"
 

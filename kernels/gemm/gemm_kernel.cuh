@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "hopper/device_target.cuh"
-#include "hopper/tensor_map.hpp"
+#include "hopper/objects/tensor_map.hpp"
+#include "hopper/target/device_target.cuh"
 #include "kernels/gemm/gemm_body.hpp"
 #include "kernels/gemm/gemm_config.hpp"
 #include "kernels/gemm/gemm_traits.hpp"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "hopper/model/target.hpp"
-#include "hopper/numerics.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/objects/numerics.hpp"
+#include "hopper/pipeline/pipeline.hpp"
 #include "kernels/gemm/gemm_body.hpp"
 #include "kernels/gemm/gemm_plan.hpp"
 

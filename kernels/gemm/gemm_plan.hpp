@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hopper/swizzle.hpp"
+#include "hopper/objects/swizzle.hpp"
 #include "kernels/gemm/gemm_body.hpp"
 #include "kernels/gemm/gemm_config.hpp"
 #include "kernels/gemm/gemm_tiles.hpp"

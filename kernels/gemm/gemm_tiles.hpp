@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "hopper/hd.hpp"
+#include "hopper/objects/swizzle.hpp"
 #include "hopper/ptx/wgmma_desc.hpp"
-#include "hopper/swizzle.hpp"
 
 namespace hopper::gemm {
 

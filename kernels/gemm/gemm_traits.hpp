@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 #include "kernels/gemm/gemm_config.hpp"
 #include "kernels/gemm/gemm_tiles.hpp"
 

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "hopper/device_target.cuh"
-#include "hopper/views.cuh"
+#include "hopper/objects/views.cuh"
+#include "hopper/target/device_target.cuh"
 #include "kernels/hazard_lab/hazard_lab_body.hpp"
 #include "kernels/hazard_lab/hazard_lab_plan.hpp"
 

@@ -2,7 +2,7 @@
 // __global__ entries there instantiate them with hopper::device_target, and the host tests
 // (tests/host/hazard_lab_model.cpp) with hopper::model::target, so the model checks the very
 // source the GPU runs. Plain C++: nothing here is CUDA-only, every device operation is a member
-// of the target `t` (hopper/device_target.cuh and hopper/model/target.hpp list them).
+// of the target `t` (hopper/target/device_target.cuh and hopper/model/target.hpp list them).
 //
 // Every body takes its shared memory as parameters: the dynamic shared array as an smem view
 // and the kernel's mbarrier objects as one struct of references to `typename Tg::barrier_type`

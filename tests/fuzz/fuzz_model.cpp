@@ -8,7 +8,7 @@
 
 #include "fuzz_input.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 using namespace hopper_fuzz;
 namespace m = hopper::model;

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "fuzz_input.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 using namespace hopper_fuzz;
 

@@ -1,7 +1,7 @@
 // tensor_map_builder::validate(), cuTensorMapEncodeTiled's rules checked on the host: every
 // input is rejected naming a field, or accepted with strides, overlaps and box bytes that hold
 // when recomputed in 128 bits.
-#include <hopper/tensor_map.hpp>
+#include <hopper/objects/tensor_map.hpp>
 
 #include <stdexcept>
 #include <vector>

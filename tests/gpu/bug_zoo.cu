@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "gpu_test.hpp"
-#include "hopper/device_target.cuh"
-#include "hopper/views.cuh"
+#include "hopper/objects/views.cuh"
+#include "hopper/target/device_target.cuh"
 #include "tests/zoo/zoo_bodies.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 // tests/host/target_contract.cpp. The kernel runs the probe only when asked to (never here: its
 // waits would not complete); the test checks that it builds, launches and returns cleanly.
 #include <hopper/async.cuh>
-#include <hopper/device_target.cuh>
+#include <hopper/target/device_target.cuh>
 
 #include "gpu_test.hpp"
 #include "target_probe.hpp"

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "gpu_test.hpp"
+#include "hopper/objects/tensor_map.hpp"
 #include "hopper/ptx/cluster.cuh"
 #include "hopper/ptx/cp_async_bulk.cuh"
 #include "hopper/ptx/cp_async_bulk_tensor.cuh"
 #include "hopper/ptx/fence.cuh"
 #include "hopper/ptx/mbarrier.cuh"
 #include "hopper/ptx/special_registers.cuh"
-#include "hopper/tensor_map.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "hopper/limits.hpp"
 #include "hopper/model/target.hpp"
+#include "hopper/objects/limits.hpp"
 #include "kernels/attention/attention_plan.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 
 #include <stdexcept>
 
-#include "hopper/counts.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/objects/counts.hpp"
+#include "hopper/pipeline/pipeline.hpp"
 
 static_assert(HOPPER_DEBUG_WAITS_ON == 1, "an empty HOPPER_DEBUG_WAITS means on");
 

@@ -1,10 +1,10 @@
 // The layering rules of include/hopper (README, "Layers and file names"), checked on the sources:
-//   - the PTX layer (include/hopper/ptx/) includes nothing of the library above it: only standard
-//     and CUDA headers (<...>), its own files and hopper/hd.hpp, the qualifier macros beneath every
-//     layer;
-//   - hopper/ptx.cuh includes every file of the PTX layer;
-//   - `.hpp` headers compile as plain C++: they include a `.cuh` only inside a __CUDACC__ branch,
-//     except hopper/pipeline.cuh, plain C++ under its historical name;
+//   - the folders are the layers, bottom to top ptx/, objects/, trace/, target/, pipeline/; a
+//     header includes only the library's headers of its own layer or below, and the files beneath
+//     every layer (hd.hpp, source_location.hpp, version.hpp, which include only each other);
+//     standard and CUDA headers (<...>) are free;
+//   - hopper/ptx.cuh includes every file of the PTX layer and nothing else of the library;
+//   - `.hpp` headers compile as plain C++: they include a `.cuh` only inside a __CUDACC__ branch;
 //   - `.cuh` headers need nvcc: each declares device code or includes another `.cuh`.
 #include <gtest/gtest.h>
 
@@ -75,28 +75,66 @@ std::vector<fs::path> files_under(const fs::path& dir, const std::set<std::strin
 
 std::string rel(const fs::path& p) { return fs::relative(p, kRoot).generic_string(); }
 
-TEST(Layers, PtxIncludesNothingAbove) {
-  const fs::path ptx = kRoot / "include/hopper/ptx";
+// The layers bottom to top, and the files beneath all of them.
+const std::vector<std::string> kLayers = {"ptx", "objects", "trace", "target", "pipeline"};
+const std::set<std::string> kBeneath = {"hopper/hd.hpp", "hopper/source_location.hpp", "hopper/version.hpp"};
+
+// The layer of a library header named as included ("hopper/objects/mbarrier.cuh"; the PTX
+// layer's umbrella hopper/ptx.cuh is of that layer), or -1 where it is beneath every layer or not
+// in one.
+int layer_of(const std::string& target) {
+  if (target == "hopper/ptx.cuh") return 0;
+  for (size_t i = 0; i < kLayers.size(); ++i)
+    if (target.rfind("hopper/" + kLayers[i] + "/", 0) == 0) return int(i);
+  return -1;
+}
+
+// The name under which a file of include/ is included ("hopper/..."), resolving a quoted include
+// relative to the including file's folder first, as the compiler does.
+std::string resolved(const fs::path& from, const std::string& target) {
+  const fs::path local = from.parent_path() / target;
+  if (fs::exists(local)) return fs::relative(fs::canonical(local), kRoot / "include").generic_string();
+  return target;
+}
+
+TEST(Layers, EachLayerIncludesOnlyItselfAndBelow) {
   int checked = 0;
-  for (const fs::path& f : files_under(ptx, {".cuh", ".hpp"})) {
-    for (const include_line& i : includes_of(f)) {
-      ++checked;
-      if (i.angled) continue;  // the standard library and CUDA's headers
-      const bool own = i.target.find('/') == std::string::npos && fs::exists(ptx / i.target);
-      const bool own_full = i.target.rfind("hopper/ptx/", 0) == 0 && fs::exists(kRoot / "include" / i.target);
-      const bool macros = i.target == "hopper/hd.hpp";
-      EXPECT_TRUE(own || own_full || macros)
-          << rel(f) << ":" << i.line << " includes \"" << i.target << "\", which is not part of the PTX layer";
-    }
+  for (size_t layer = 0; layer < kLayers.size(); ++layer) {
+    const fs::path dir = kRoot / "include/hopper" / kLayers[layer];
+    ASSERT_TRUE(fs::is_directory(dir)) << rel(dir);
+    for (const fs::path& f : files_under(dir, {".cuh", ".hpp"}))
+      for (const include_line& i : includes_of(f)) {
+        if (i.angled) continue;  // the standard library and CUDA's headers
+        ++checked;
+        const std::string t = resolved(f, i.target);
+        const int l = layer_of(t);
+        EXPECT_TRUE(kBeneath.count(t) || (l >= 0 && l <= int(layer)))
+            << rel(f) << ":" << i.line << " (layer " << kLayers[layer] << ") includes \"" << i.target
+            << "\", which is not of its layer or one below it";
+      }
   }
-  EXPECT_GT(checked, 0);
+  EXPECT_GT(checked, 20);
+  for (const std::string& b : kBeneath)
+    for (const include_line& i : includes_of(kRoot / "include" / b))
+      EXPECT_TRUE(i.angled || kBeneath.count(resolved(kRoot / "include" / b, i.target)))
+          << b << ":" << i.line << " includes \"" << i.target << "\", but it is beneath every layer";
+  // Every header of include/hopper is in a layer, beneath them, or one of the two umbrellas.
+  for (const fs::path& f : files_under(kRoot / "include/hopper", {".cuh", ".hpp"})) {
+    const std::string name = fs::relative(f, kRoot / "include").generic_string();
+    EXPECT_TRUE(layer_of(name) >= 0 || kBeneath.count(name) || name == "hopper/async.cuh")
+        << rel(f) << " is in no layer's folder";
+  }
 }
 
 TEST(Layers, PtxHeaderIncludesEveryPtxFile) {
   std::set<std::string> included;
-  for (const include_line& i : includes_of(kRoot / "include/hopper/ptx.cuh")) included.insert(i.target);
+  for (const include_line& i : includes_of(kRoot / "include/hopper/ptx.cuh")) {
+    const std::string t = resolved(kRoot / "include/hopper/ptx.cuh", i.target);
+    if (!i.angled) EXPECT_EQ(layer_of(t), 0) << "include/hopper/ptx.cuh includes \"" << i.target << "\"";
+    included.insert(t);
+  }
   for (const fs::path& f : files_under(kRoot / "include/hopper/ptx", {".cuh", ".hpp"}))
-    EXPECT_TRUE(included.count("ptx/" + f.filename().string()))
+    EXPECT_TRUE(included.count("hopper/ptx/" + f.filename().string()))
         << "include/hopper/ptx.cuh does not include ptx/" << f.filename().string();
 }
 
@@ -107,7 +145,7 @@ TEST(Layers, HppHeadersArePlainCpp) {
       ++checked;
       for (const include_line& i : includes_of(f)) {
         const bool cuh = i.target.size() > 4 && i.target.compare(i.target.size() - 4, 4, ".cuh") == 0;
-        if (!cuh || i.under_cuda || i.target == "hopper/pipeline.cuh") continue;
+        if (!cuh || i.under_cuda) continue;
         ADD_FAILURE() << rel(f) << ":" << i.line << " is a .hpp (plain C++) but includes \"" << i.target
                       << "\" outside a __CUDACC__ branch";
       }
@@ -118,7 +156,6 @@ TEST(Layers, HppHeadersArePlainCpp) {
 TEST(Layers, CuhHeadersNeedNvcc) {
   static const std::regex device_code(R"(__device__|__global__|__shared__|\basm\b|__grid_constant__)");
   for (const fs::path& f : files_under(kRoot / "include/hopper", {".cuh"})) {
-    if (rel(f) == "include/hopper/pipeline.cuh") continue;  // the one exception (README)
     bool needs_nvcc = std::regex_search(slurp(f), device_code);
     for (const include_line& i : includes_of(f))
       needs_nvcc = needs_nvcc || (!i.angled && i.target.size() > 4 && i.target.substr(i.target.size() - 4) == ".cuh");

@@ -1,8 +1,8 @@
-// hopper/limits.hpp: every validator accepts the edges of its range and rejects just outside
+// hopper/objects/limits.hpp: every validator accepts the edges of its range and rejects just outside
 // them, with a message that names the bad value.
 #include <gtest/gtest.h>
 
-#include <hopper/limits.hpp>
+#include <hopper/objects/limits.hpp>
 
 #include <cstdio>
 #include <functional>

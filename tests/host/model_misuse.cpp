@@ -8,7 +8,7 @@
 #include <string>
 
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 using namespace hopper::model;
 

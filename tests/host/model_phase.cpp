@@ -14,7 +14,7 @@
 
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 using namespace hopper::model;
 

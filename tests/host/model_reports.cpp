@@ -10,7 +10,7 @@
 
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 #include "model_tensor.hpp"
 
 using namespace hopper::model;

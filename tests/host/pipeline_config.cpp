@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 
 namespace {
 

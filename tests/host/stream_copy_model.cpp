@@ -15,7 +15,7 @@
 
 #include "hopper/model/explore.hpp"
 #include "hopper/model/target.hpp"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
 #include "kernels/copy/stream_copy_body.hpp"
 #include "kernels/copy/stream_copy_on_model.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hopper/limits.hpp"
+#include "hopper/objects/limits.hpp"
 #include "kernels/copy/stream_copy_on_model.hpp"
 #include "kernels/copy/stream_copy_plan.hpp"
 

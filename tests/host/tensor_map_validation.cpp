@@ -1,7 +1,7 @@
 // hopper::tensor_map validation: each rule of cuTensorMapEncodeTiled is rejected on the host,
 // before the driver, with a message naming the bad value. No GPU needed; where a CUDA driver
 // and device exist the valid maps are also encoded for real.
-#include <hopper/tensor_map.hpp>
+#include <hopper/objects/tensor_map.hpp>
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>

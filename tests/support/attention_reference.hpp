@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hopper/numerics.hpp"
+#include "hopper/objects/numerics.hpp"
 #include "kernels/attention/attention_plan.hpp"
 
 namespace attention_ref {

@@ -6,10 +6,10 @@
 #include <cstdint>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.hpp"
+#include "hopper/objects/phase.hpp"
 #include "hopper/ptx/qualifiers.hpp"
 #include "hopper/ptx/wgmma_desc.hpp"
-#include "hopper/trace.hpp"
+#include "hopper/trace/trace.hpp"
 
 namespace hopper::probe {
 

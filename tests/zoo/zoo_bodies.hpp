@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "hopper/hd.hpp"
-#include "hopper/phase.hpp"
+#include "hopper/objects/phase.hpp"
 #include "hopper/ptx/qualifiers.hpp"
 
 namespace hopper::zoo {

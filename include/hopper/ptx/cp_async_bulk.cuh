@@ -1,7 +1,7 @@
 // cp.async.bulk (PTX ISA: cp.async.bulk, cp.async.bulk.prefetch, cp.async.bulk.commit_group,
 // cp.async.bulk.wait_group): non-tensor bulk copies performed by the async proxy (the
 // TMA unit). Sizes are multiples of 16 bytes, addresses 16-byte aligned (PTX requirement; the
-// host validators in hopper/limits.hpp check sizes). Every asm is volatile with a "memory"
+// host validators in hopper/objects/limits.hpp check sizes). Every asm is volatile with a "memory"
 // clobber: the copy reads or writes memory behind the compiler's back, so the stores that fill a
 // source and the loads that read a destination must stay on their side of the issue.
 #pragma once

@@ -2,8 +2,8 @@
 // where it exists, the rest everywhere; the library's headers build for both.
 #include <cstdint>
 
-#include "hopper/mbarrier.cuh"
-#include "hopper/pipeline_backend_device.cuh"
+#include "hopper/objects/mbarrier.cuh"
+#include "hopper/pipeline/pipeline_backend_device.cuh"
 #include "hopper/ptx.cuh"
 
 __global__ void consumer_kernel(uint32_t* out) {

@@ -16,8 +16,8 @@
 #include <string>
 #include <utility>
 
-#include "hopper/limits.hpp"
 #include "hopper/model/error.hpp"
+#include "hopper/objects/limits.hpp"
 
 namespace hopper::model {
 

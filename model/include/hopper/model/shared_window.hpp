@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "hopper/limits.hpp"
 #include "hopper/model/error.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/scheduler.hpp"
+#include "hopper/objects/limits.hpp"
 
 namespace hopper::model {
 

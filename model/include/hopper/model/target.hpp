@@ -1,4 +1,4 @@
-// The model's target: the same members as hopper::device_target (hopper/device_target.cuh), run on
+// The model's target: the same members as hopper::device_target (hopper/target/device_target.cuh), run on
 // the executable model, so that a kernel body written once over a target runs here unchanged.
 //
 // Every thread of the launch is a task (a coroutine under the world's seeded scheduler), so
@@ -30,16 +30,16 @@
 #include <typeinfo>
 #include <vector>
 
-#include "hopper/limits.hpp"
 #include "hopper/model/barrier.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/named_barrier.hpp"
 #include "hopper/model/source_location.hpp"
 #include "hopper/model/wgmma.hpp"
 #include "hopper/model/world.hpp"
-#include "hopper/phase.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/objects/phase.hpp"
 #include "hopper/ptx/qualifiers.hpp"
-#include "hopper/trace.hpp"
+#include "hopper/trace/trace.hpp"
 
 namespace hopper::model {
 
@@ -848,7 +848,7 @@ class target {
   void pin_source(const src_loc& loc) const { w().pin(loc); }
   void unpin_source() const { w().unpin(); }
 
-  // ---- traces (hopper/trace.hpp) -------------------------------------------------------------
+  // ---- traces (hopper/trace/trace.hpp) -------------------------------------------------------------
   void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) const {
     auto* tl = l_->timeline();
     if (!tl || lane() != 0) return;

@@ -23,7 +23,7 @@
 //                                 none:     start + 2(mn%8) + (mn/8)*SBO + (k%8)*16 + (k/8)*LBO
 //    (mn: row of A or column of B, k in 0..15), and then the swizzle on the address: bits [4, 7)
 //    XOR bits [7, 10) for 128B, [4, 6) ^ [7, 9) for 64B, bit 4 ^ bit 7 for 32B (the copy engine's
-//    swizzle, hopper/swizzle.hpp, on absolute shared-window addresses: the model's buffers start
+//    swizzle, hopper/objects/swizzle.hpp, on absolute shared-window addresses: the model's buffers start
 //    at 1024-byte boundaries, shared_window.hpp). Each address is looked up in the CTA's window;
 //    an address under no buffer is reported by value.
 //  * D (64 x N, N any multiple of 8 up to 256) = scale-d ? D + A*B : A*B, with imm-scale-a/b = -1
@@ -75,8 +75,8 @@
 #include "hopper/model/error.hpp"
 #include "hopper/model/memory.hpp"
 #include "hopper/model/world.hpp"
+#include "hopper/objects/swizzle.hpp"
 #include "hopper/ptx/wgmma_desc.hpp"
-#include "hopper/swizzle.hpp"
 
 namespace hopper::model {
 

@@ -32,11 +32,11 @@
 #include "hopper/model/named_barrier.hpp"
 #include "hopper/model/scheduler.hpp"
 #include "hopper/model/shared_window.hpp"
-#include "hopper/swizzle.hpp"
+#include "hopper/objects/swizzle.hpp"
 
 namespace hopper::model {
 
-// A tensor in a global buffer as a tensor map describes it (hopper/tensor_map.hpp): element size,
+// A tensor in a global buffer as a tensor map describes it (hopper/objects/tensor_map.hpp): element size,
 // dims in elements (dims[0] contiguous), byte strides of dims 1.., the box in elements, and the
 // shared-memory swizzle of the box.
 struct tensor_view {

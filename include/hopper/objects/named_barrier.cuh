@@ -5,9 +5,9 @@
 #pragma once
 #include <cstdint>
 
-#include "counts.hpp"
-#include "limits.hpp"
-#include "ptx/named_barrier.cuh"
+#include "hopper/objects/counts.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/ptx/named_barrier.cuh"
 
 namespace hopper {
 

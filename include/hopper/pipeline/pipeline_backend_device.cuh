@@ -1,4 +1,4 @@
-// hopper::pipeline on the GPU: the device target (hopper/device_target.cuh) is its barrier
+// hopper::pipeline on the GPU: the device target (hopper/target/device_target.cuh) is its barrier
 // backend, the hardware mbarrier in shared memory driven through the PTX layer; and what the host
 // asks the device before a launch (its limits, the cluster size a kernel can be given).
 #pragma once
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "hopper/device_target.cuh"
-#include "hopper/pipeline.cuh"
+#include "hopper/pipeline/pipeline.hpp"
+#include "hopper/target/device_target.cuh"
 
 namespace hopper {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "hd.hpp"
-#include "ptx/special_registers.cuh"
+#include "hopper/hd.hpp"
+#include "hopper/ptx/special_registers.cuh"
 
 #ifndef HOPPER_WAIT_TIMEOUT_NS
 #define HOPPER_WAIT_TIMEOUT_NS 4000000000ull  // 4 s: far beyond any legitimate wait

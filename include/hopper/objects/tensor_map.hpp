@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "hopper/checked.hpp"
 #include "hopper/hd.hpp"
-#include "hopper/limits.hpp"
-#include "hopper/swizzle.hpp"
+#include "hopper/objects/checked.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/objects/swizzle.hpp"
 
 namespace hopper {
 

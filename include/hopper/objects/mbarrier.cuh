@@ -11,12 +11,12 @@
 #pragma once
 #include <cstdint>
 
-#include "counts.hpp"
-#include "phase.hpp"
-#include "ptx/cluster.cuh"
-#include "ptx/fence.cuh"
-#include "ptx/mbarrier.cuh"
-#include "wait_debug.cuh"
+#include "hopper/objects/counts.hpp"
+#include "hopper/objects/phase.hpp"
+#include "hopper/objects/wait_debug.cuh"
+#include "hopper/ptx/cluster.cuh"
+#include "hopper/ptx/fence.cuh"
+#include "hopper/ptx/mbarrier.cuh"
 
 namespace hopper {
 

@@ -1,11 +1,11 @@
 // The producer/consumer pipeline: a ring of `Stages` buffers, each guarded by a full barrier
 // (counts the bytes the copy engine delivers) and an empty barrier (counts the consumers'
 // releases, the guard against overwriting a stage still being read). Written once over a barrier
-// backend, so the same class runs on the GPU (hopper/pipeline_backend_device.cuh: the hardware
+// backend, so the same class runs on the GPU (hopper/pipeline/pipeline_backend_device.cuh: the hardware
 // mbarrier) and on the host (hopper/model/target.hpp: the executable model, where each thread is
 // a task).
 //
-// The backend is a target (hopper/device_target.cuh, hopper/model/target.hpp): the pipeline calls
+// The backend is a target (hopper/target/device_target.cuh, hopper/model/target.hpp): the pipeline calls
 // its PTX-named members and nothing else, so a kernel and the pipeline it uses speak one
 // vocabulary. Those it calls:
 //   barrier_type; traced; thread(); lane()      the barrier object; whether record() is called;
@@ -30,13 +30,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "hopper/checked.hpp"
 #include "hopper/hd.hpp"
-#include "hopper/limits.hpp"
-#include "hopper/phase.hpp"
+#include "hopper/objects/checked.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/objects/phase.hpp"
 #include "hopper/ptx/qualifiers.hpp"
 #include "hopper/source_location.hpp"
-#include "hopper/trace.hpp"
+#include "hopper/trace/trace.hpp"
 
 namespace hopper {
 
@@ -345,7 +345,7 @@ class pipeline {
 // ---- host-side validation, before launch -----------------------------------------------------
 
 // What a device allows; query_limits() in pipeline_backend_device.cuh fills it from the device.
-// The defaults are sm_90's (hopper/limits.hpp): 227 KiB of opt-in shared memory per block, 1024
+// The defaults are sm_90's (hopper/objects/limits.hpp): 227 KiB of opt-in shared memory per block, 1024
 // threads, portable cluster size 8 (16 with the non-portable attribute).
 struct pipeline_limits {
   size_t smem_per_block = limits::max_smem_per_block;
@@ -375,7 +375,7 @@ struct pipeline_config {
 };
 
 // Throws std::invalid_argument ("hopper: pipeline_config: ...") naming the value and the limit it
-// breaks. The limits are checked first, against sm_90's (hopper/limits.hpp): a pipeline_limits
+// breaks. The limits are checked first, against sm_90's (hopper/objects/limits.hpp): a pipeline_limits
 // larger than the machine is itself a bad argument. Every derived quantity (threads, bytes,
 // arrivals) is computed without wrapping before it is compared.
 inline void validate(const pipeline_limits& lim) {

@@ -4,8 +4,8 @@
 #pragma once
 #include <cstdint>
 
-#include "ptx/cluster.cuh"
-#include "ptx/special_registers.cuh"
+#include "hopper/ptx/cluster.cuh"
+#include "hopper/ptx/special_registers.cuh"
 
 namespace hopper::cluster {
 

@@ -6,12 +6,12 @@
 // is __forceinline__, so a body compiles to the SASS of the hand-written kernel
 // (tests/host/kernels_sass.cpp checks it instruction for instruction).
 //
-// It is also hopper::pipeline's backend: the pipeline calls these same members (hopper/pipeline.cuh
+// It is also hopper::pipeline's backend: the pipeline calls these same members (hopper/pipeline/pipeline.hpp
 // lists them), so a kernel and its pipeline speak one vocabulary.
 //
 // Member groups:
 //   identity      thread, lane, warp, warpgroup, block_threads, block, grid, cluster_rank/size
-//   memory        gmem<E>/smem<E>/dsmem<E> views (hopper/views.cuh), ld_shared_v4_u32,
+//   memory        gmem<E>/smem<E>/dsmem<E> views (hopper/objects/views.cuh), ld_shared_v4_u32,
 //                 st_global_*_v4_u32, atomic_add, mapa
 //   mbarrier      mbarrier_init, arrive forms (.release/.relaxed, .cta/.cluster, expect_tx,
 //                 remote, a converged warp's lanes on each CTA), try_wait/test_wait/wait by
@@ -31,12 +31,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "hopper/mbarrier.cuh"
-#include "hopper/phase.hpp"
+#include "hopper/objects/mbarrier.cuh"
+#include "hopper/objects/phase.hpp"
+#include "hopper/objects/tensor_map.hpp"
+#include "hopper/objects/views.cuh"
 #include "hopper/ptx.cuh"
-#include "hopper/tensor_map.hpp"
-#include "hopper/trace.hpp"
-#include "hopper/views.cuh"
+#include "hopper/trace/trace.hpp"
 
 namespace hopper {
 
@@ -57,7 +57,7 @@ struct pipe_trace_state<true> {
 
 }  // namespace detail
 
-// Traced = true records every pipeline event into the sink (hopper/trace.hpp). The default
+// Traced = true records every pipeline event into the sink (hopper/trace/trace.hpp). The default
 // follows the HOPPER_TRACE switch.
 template <bool Traced = (HOPPER_TRACE != 0)>
 struct basic_device_target : detail::pipe_trace_state<Traced> {
@@ -419,7 +419,7 @@ struct basic_device_target : detail::pipe_trace_state<Traced> {
     ptx::wgmma_fence_operand(d);
   }
 
-  // ---- traces (hopper/trace.hpp) -------------------------------------------------------------
+  // ---- traces (hopper/trace/trace.hpp) -------------------------------------------------------------
   // One record per event and warp, by lane 0 (compiled only when Traced).
   __device__ __forceinline__ void record(trace::event e, uint32_t stage, uint32_t iter, uint32_t role) {
     if constexpr (Traced) {

@@ -2,7 +2,7 @@
 // issued by cp.async.bulk ... .bulk_group are collected into a group by commit(); wait<N>() and
 // wait_read<N>() bound how many of the most recent groups may still be in flight.
 #pragma once
-#include "ptx/cp_async_bulk.cuh"
+#include "hopper/ptx/cp_async_bulk.cuh"
 
 namespace hopper {
 

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "limits.hpp"
-#include "phase.hpp"
+#include "hopper/objects/limits.hpp"
+#include "hopper/objects/phase.hpp"
 
 namespace hopper {
 namespace detail {
