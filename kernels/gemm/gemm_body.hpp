@@ -466,68 +466,92 @@ HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
   if (!t.planted("no drain")) pipe.drain(s);
 }
 
+// The epilogue of a cooperative consumer warpgroup w, one object for every finished work item:
+// the split-K / stream-K fixup of a shared tile (only the last piece to arrive goes on), the
+// stores of the tile's rows through the warpgroup's boxes, and with bf16 output the deferred half:
+// the first half of the tile's chunks is stored at once, the second packed into bf16x2 words (a
+// quarter of the accumulators' registers; deferring more spills) and stored by `deferred()`,
+// which the main loop calls once the next item's first k-block is issued, so that the tensor
+// cores restart sooner. `drain()` after the last item.
+template <class T, class Tg>
+struct cooperative_epilogue {
+  // Chunks [KEPT, EPI_CHUNKS) of the tile are stored deferred, as bf16x2 words.
+  static constexpr int KEPT = sizeof(typename T::OutT) == 2 ? T::EPI_CHUNKS - (T::EPI_CHUNKS + 1) / 2 : T::EPI_CHUNKS;
+  static constexpr int WORD0 = KEPT * T::EPI_COLS / 4;  // first deferred word: 2 columns per word, 8 per 4 accumulators
+
+  int w, wg_thread;
+  int pending_row0 = -1, pending_col0 = 0;  // the deferred chunks' origin; -1: nothing pending
+  uint32_t epi_count = 0;                   // boxes this warpgroup has stored: picks the buffer
+  uint32_t packed[T::ACC / 2 - WORD0 > 0 ? T::ACC / 2 - WORD0 : 1];  // written before it is read
+
+  // Not an aggregate: `packed` is left uninitialized (zeroing it costs a move per word).
+  HOPPER_HD cooperative_epilogue(int warpgroup, int thread) : w(warpgroup), wg_thread(thread) {}
+
+  HOPPER_EXEC_CHECK_OFF
+  template <class C>
+  HOPPER_HD void deferred(const C& c) {
+    if (pending_row0 < 0) return;
+    store_rows<T, KEPT>(
+        c.t, [&](smem_of<Tg, uint8_t> dst, int i) { dst.template as<uint32_t>().store(0, packed[i / 2 - WORD0]); },
+        c.tma_c, c.sm.epi + w * T::EPI_WG_BYTES, epi_count, wg_thread, pending_row0, pending_col0, c.p);
+    pending_row0 = -1;
+  }
+  // Work item `item` is finished in `acc`: rows from row0, columns from col0 of C.
+  HOPPER_EXEC_CHECK_OFF
+  template <class C>
+  HOPPER_HD void finish(const C& c, float (&acc)[T::ACC], const work_item& item, int row0, int col0) {
+    // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
+    if (row0 < c.p.M && item.slots > 1 &&
+        !split_k_fixup<T::ACC>(c.t, acc, c.p, item.fixup * T::CLUSTER + c.at.rank, w, item.slot, item.slots, wg_thread,
+                               live_warps(c.p.M - row0), c.sm.last_flag + w))
+      return;
+    if (row0 >= c.p.M) return;
+    store_rows<T, 0, KEPT>(
+        c.t, [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[i], acc[i + 1]); },
+        c.tma_c, c.sm.epi + w * T::EPI_WG_BYTES, epi_count, wg_thread, row0, col0, c.p);
+    if constexpr (KEPT < T::EPI_CHUNKS) {
+      HOPPER_PRAGMA_UNROLL
+      for (int i = 2 * WORD0; i < T::ACC; i += 2) packed[i / 2 - WORD0] = pack_bf16x2(acc[i], acc[i + 1]);
+      pending_row0 = row0, pending_col0 = col0;
+    }
+  }
+  // After the last item: the deferred stores, then every store has read shared memory before the
+  // CTA (and its memory) goes away.
+  HOPPER_EXEC_CHECK_OFF
+  template <class C>
+  HOPPER_HD void drain(const C& c) {
+    deferred(c);
+    if (wg_thread % warp_threads == 0) c.t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
+  }
+};
+
 // Cooperative consumer warpgroup w (0 or 1): rows [64w, 64w + 64) of each tile (BM = 128) or
-// columns [w BN/2, (w + 1) BN/2) (BM = 64); epilogue or fixup after each item. With bf16 output
-// half of the epilogue is deferred: the first half of a finished tile's chunks is stored at once,
-// the second half packed into bf16x2 words (a quarter of the accumulators' registers; deferring
-// more spills) and stored once the next item's first k-block is issued, so the tensor cores
-// restart sooner.
+// columns [w BN/2, (w + 1) BN/2) (BM = 64). The main loop knows its epilogue only as the hook it
+// calls once an item's first k-block is issued and the object it hands the finished item.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
 HOPPER_HD void consume_cooperative(const role_context<T, Tg, Pipe>& c, int w, int wg_thread) {
   Tg& t = c.t;
-  Pipe& pipe = c.pipe;
   const body_smem<T, Tg>& sm = c.sm;
-  const typename Tg::tensor_map_type& tma_c = c.tma_c;
   const body_params<Tg>& p = c.p;
-  const cta_place<T>& at = c.at;
   const int warp = wg_thread / warp_threads;
-  const auto epi = sm.epi + w * T::EPI_WG_BYTES;
-  uint32_t epi_count = 0;  // boxes this warpgroup has stored: picks the buffer
   float acc[1][T::ACC];
-  auto s = pipe.consumer_start();
+  auto s = c.pipe.consumer_start();
   // This warpgroup's rows of A (BM = 128) or columns of B (BM = 64) in stage 0.
   const operand_descs first =
       first_stage_descs<T>(t.smem_addr(sm.a) + (T::SPLIT_N ? 0u : w * T::A_TILE::slice_bytes(T::WG_M)),
                            t.smem_addr(sm.b) + (T::SPLIT_N ? w * T::B_TILE::slice_bytes(T::WG_N) : 0u));
-  // Chunks [KEPT, EPI_CHUNKS) of the tile are stored deferred, as bf16x2 words.
-  constexpr int KEPT = sizeof(typename T::OutT) == 2 ? T::EPI_CHUNKS - (T::EPI_CHUNKS + 1) / 2 : T::EPI_CHUNKS;
-  constexpr int WORD0 = KEPT * T::EPI_COLS / 4;  // first deferred word: 2 columns per word, 8 per 4 accumulators
-  uint32_t packed[T::ACC / 2 - WORD0 > 0 ? T::ACC / 2 - WORD0 : 1];
-  int pending_row0 = -1, pending_col0 = 0;  // the deferred chunks' origin; -1: nothing pending
-  const auto store_pending = [&] {
-    if (pending_row0 < 0) return;
-    store_rows<T, KEPT>(
-        t, [&](smem_of<Tg, uint8_t> dst, int i) { dst.template as<uint32_t>().store(0, packed[i / 2 - WORD0]); }, tma_c,
-        epi, epi_count, wg_thread, pending_row0, pending_col0, p);
-    pending_row0 = -1;
-  };
+  cooperative_epilogue<T, Tg> epilogue(w, wg_thread);
   work_item item;
   for (auto cur = p.work.start(c.cluster_id); p.work.next(cur, item);) {
     int m0, n0;
-    at.tile_origin(p.work.order, item.tile, m0, n0);
-    consume_k_blocks<T, T::WG_N, 1>(t, pipe, s, acc, item.k.begin, item.k.end, warp, first, store_pending, [] {});
+    c.at.tile_origin(p.work.order, item.tile, m0, n0);
+    consume_k_blocks<T, T::WG_N, 1>(
+        t, c.pipe, s, acc, item.k.begin, item.k.end, warp, first, [&] { epilogue.deferred(c); }, [] {});
     t.wgmma_fence_operand(acc[0]);
-    const int row0 = m0 + (T::SPLIT_N ? 0 : w * T::WG_M);
-    const int col0 = n0 + (T::SPLIT_N ? w * T::WG_N : 0);
-    // A shared tile: every piece leaves its partial; only the last to arrive goes on to store.
-    if (row0 < p.M && item.slots > 1 &&
-        !split_k_fixup<T::ACC>(t, acc[0], p, item.fixup * T::CLUSTER + at.rank, w, item.slot, item.slots, wg_thread,
-                               live_warps(p.M - row0), sm.last_flag + w))
-      continue;
-    if (row0 >= p.M) continue;
-    store_rows<T, 0, KEPT>(
-        t, [&](smem_of<Tg, uint8_t> dst, int i) { store_pair<typename T::OutT, Tg>(dst, acc[0][i], acc[0][i + 1]); },
-        tma_c, epi, epi_count, wg_thread, row0, col0, p);
-    if constexpr (KEPT < T::EPI_CHUNKS) {
-      HOPPER_PRAGMA_UNROLL
-      for (int i = 2 * WORD0; i < T::ACC; i += 2) packed[i / 2 - WORD0] = pack_bf16x2(acc[0][i], acc[0][i + 1]);
-      pending_row0 = row0, pending_col0 = col0;
-    }
+    epilogue.finish(c, acc[0], item, m0 + (T::SPLIT_N ? 0 : w * T::WG_M), n0 + (T::SPLIT_N ? w * T::WG_N : 0));
   }
-  store_pending();
-  // The last stores must have read shared memory before the CTA (and its memory) goes away.
-  if (wg_thread % warp_threads == 0) t.template cp_async_bulk_wait_group<0>();  // each warp's lane 0 issued stores
+  epilogue.drain(c);
 }
 
 // Ping-pong consumer warpgroup w: owns items w, w + 2, ... of the cluster's walk of the work
