@@ -130,7 +130,9 @@ TEST(Layers, PtxHeaderIncludesEveryPtxFile) {
   std::set<std::string> included;
   for (const include_line& i : includes_of(kRoot / "include/hopper/ptx.cuh")) {
     const std::string t = resolved(kRoot / "include/hopper/ptx.cuh", i.target);
-    if (!i.angled) EXPECT_EQ(layer_of(t), 0) << "include/hopper/ptx.cuh includes \"" << i.target << "\"";
+    if (!i.angled) {
+      EXPECT_EQ(layer_of(t), 0) << "include/hopper/ptx.cuh includes \"" << i.target << "\"";
+    }
     included.insert(t);
   }
   for (const fs::path& f : files_under(kRoot / "include/hopper/ptx", {".cuh", ".hpp"}))
