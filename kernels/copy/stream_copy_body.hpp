@@ -154,6 +154,34 @@ HOPPER_HD void finish_stores(Tg& t, Pipe& pipe, typename Pipe::state& s, typenam
   if (wait_writes && lane == 0) t.template cp_async_bulk_wait_group<0>();
 }
 
+// The storer warp of the bulk paths, whole: for each chunk `c` of `cr`, `ready(s)` waits until
+// its stage (`stage_bytes` each from `stage_mem`) holds what is to be stored, `store(at, stage)`
+// issues the store from lane 0, where `at` = c * `unit` is the chunk's first byte (1-D) or row
+// (2-D); the stage goes back to the producer once the store has read it. Then the tail
+// (finish_stores). The stage and `at` are computed by the whole warp, before lane 0 branches.
+HOPPER_EXEC_CHECK_OFF
+template <int Lag, class Tg, class Pipe, class Range, class Smem, class Ready, class Store>
+HOPPER_HD void storer(Tg& t, Pipe& pipe, const Range& cr, Smem stage_mem, uint32_t stage_bytes, uint32_t unit,
+                      uint32_t lane, bool wait_writes, Ready&& ready, Store&& store) {
+  auto s = pipe.consumer_start();
+  auto r = s;
+  for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
+    ready(s);
+    const uint64_t at = c * unit;
+    const auto stage = stage_mem + size_t(s.index()) * stage_bytes;
+    store_and_release<Lag>(t, pipe, s, r, lane, [&] { store(at, stage); });
+  }
+  finish_stores(t, pipe, s, r, lane, wait_writes);
+}
+
+// The elements [from, to) past the bulk copies, copied by lanes 1-31 of the producer warp of CTA 0
+// while lane 0 issues the loads: out[i] = op(in[i]).
+HOPPER_EXEC_CHECK_OFF
+template <class Out, class In, class Op>
+HOPPER_HD void copy_tail(Out out, In in, uint64_t from, uint64_t to, uint32_t lane, Op&& op) {
+  for (uint64_t i = from + (lane - 1); i < to; i += 31) out.store(i, op(in.load(i)));
+}
+
 // The chunks of this CTA: first, first + step, ... below end.
 struct chunk_range {
   uint64_t first, end, step;
@@ -189,6 +217,19 @@ HOPPER_HD uint64_t l2_policy(const Tg& t, l2_evict e) {
     default:
       return t.createpolicy_fractional_L2_evict_normal();
   }
+}
+
+// The store hint of the storer: whether stores carry an L2 eviction policy, and (lane 0, which
+// issues them) the policy.
+struct store_hint {
+  bool on;
+  uint64_t policy;
+};
+HOPPER_EXEC_CHECK_OFF
+template <class Tg>
+HOPPER_HD store_hint store_hint_of(const Tg& t, l2_evict e, uint32_t lane) {
+  const bool on = e != l2_evict::none;
+  return {on, on && lane == 0 ? l2_policy(t, e) : 0};
 }
 
 // One bulk load of a chunk, with or without a cache hint.
@@ -335,22 +376,16 @@ HOPPER_HD void copy_1d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
     if (lane == 0) {
       detail::produce_bulk(t, pipe, stage_mem, src, bulk, stage_bytes, cr, k);
     } else if (t.block() == 0) {
-      for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst.store(i, src.load(i));  // the last < 16 bytes
+      detail::copy_tail(dst, src, bulk, bytes, lane, [](uint8_t v) { return v; });  // the last < 16 bytes
     }
   } else {
-    const bool hint = k.store_policy != l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(t, k.store_policy) : 0;
-    auto s = pipe.consumer_start();
-    auto r = s;
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
-      pipe.wait(s);
-      const uint64_t off = c * stage_bytes;
-      const auto stage = stage_mem + size_t(s.index()) * stage_bytes;
-      detail::store_and_release<Lag>(t, pipe, s, r, lane, [&] {
-        detail::store_chunk(t, dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
-      });
-    }
-    detail::finish_stores(t, pipe, s, r, lane, k.tile_chunks == 0);
+    const detail::store_hint h = detail::store_hint_of(t, k.store_policy, lane);
+    detail::storer<Lag>(
+        t, pipe, cr, stage_mem, stage_bytes, stage_bytes, lane, k.tile_chunks == 0,
+        [&](const auto& s) { pipe.wait(s); },
+        [&](uint64_t off, const auto& stage) {
+          detail::store_chunk(t, dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), h.on, h.policy);
+        });
   }
 }
 
@@ -397,24 +432,18 @@ HOPPER_HD void copy_2d_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring,
       pipe.drain(s);
     } else if (t.block() == 0) {
       const uint64_t from = uint64_t(rows) * stream_copy_2d_row_bytes;
-      for (uint64_t i = from + (lane - 1); i < bytes; i += 31) dst.store(i, src.load(i));  // the last partial row
+      detail::copy_tail(dst, src, from, bytes, lane, [](uint8_t v) { return v; });  // the last partial row
     }
   } else {
-    const bool hint = k.store_policy != l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(t, k.store_policy) : 0;
-    auto s = pipe.consumer_start();
-    auto r = s;
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
-      pipe.wait(s);
-      const auto stage = stage_mem + size_t(s.index()) * stage_bytes;
-      detail::store_and_release<Lag>(t, pipe, s, r, lane, [&] {
-        if (hint)
-          t.cp_async_bulk_tensor_global_shared_cta_hint(dst_map, stage, policy, 0, int32_t(c * box_rows));
-        else
-          t.cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(c * box_rows));
-      });
-    }
-    detail::finish_stores(t, pipe, s, r, lane, k.tile_chunks == 0);
+    const detail::store_hint h = detail::store_hint_of(t, k.store_policy, lane);
+    detail::storer<Lag>(
+        t, pipe, cr, stage_mem, stage_bytes, box_rows, lane, k.tile_chunks == 0, [&](const auto& s) { pipe.wait(s); },
+        [&](uint64_t row, const auto& stage) {
+          if (h.on)
+            t.cp_async_bulk_tensor_global_shared_cta_hint(dst_map, stage, h.policy, 0, int32_t(row));
+          else
+            t.cp_async_bulk_tensor_global_shared_cta(dst_map, stage, 0, int32_t(row));
+        });
   }
 }
 
@@ -445,23 +474,17 @@ HOPPER_HD void axpb_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
     if (lane == 0) {
       detail::produce_bulk(t, pipe, stage_mem, src, bulk, stage_bytes, cr, k);
     } else if (t.block() == 0) {
-      for (uint64_t i = bulk / 2 + (lane - 1); i < n; i += 31) y.store(i, detail::axpb(x.load(i), a, b));
+      detail::copy_tail(y, x, bulk / 2, n, lane, [&](uint16_t v) { return detail::axpb(v, a, b); });
     }
   } else if (warp == detail::storer_warp) {
-    const bool hint = k.store_policy != l2_evict::none;
-    const uint64_t policy = hint && lane == 0 ? detail::l2_policy(t, k.store_policy) : 0;
-    auto s = pipe.consumer_start();
-    auto r = s;
-    for (uint64_t c = cr.first; c < cr.end; c += cr.step) {
-      // acquire: the transform warps' generic writes, fenced to the async proxy, come first.
-      t.mbarrier_wait(rb.ready[s.index()], s.parity());
-      const uint64_t off = c * stage_bytes;
-      const auto stage = stage_mem + size_t(s.index()) * stage_bytes;
-      detail::store_and_release<Lag>(t, pipe, s, r, lane, [&] {
-        detail::store_chunk(t, dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), hint, policy);
-      });
-    }
-    detail::finish_stores(t, pipe, s, r, lane, k.tile_chunks == 0);
+    const detail::store_hint h = detail::store_hint_of(t, k.store_policy, lane);
+    detail::storer<Lag>(
+        t, pipe, cr, stage_mem, stage_bytes, stage_bytes, lane, k.tile_chunks == 0,
+        // acquire: the transform warps' generic writes, fenced to the async proxy, come first.
+        [&](const auto& s) { t.mbarrier_wait(rb.ready[s.index()], s.parity()); },
+        [&](uint64_t off, const auto& stage) {
+          detail::store_chunk(t, dst + off, stage, detail::chunk_bytes(off, bulk, stage_bytes), h.on, h.policy);
+        });
   } else {
     const uint32_t me = (warp - 2u) * 32u + lane, threads = transform_warps * 32u;
     auto s = pipe.consumer_start();
@@ -511,13 +534,11 @@ HOPPER_HD void ldst_body(Tg& t, typename pipeline<Stages, Tg>::storage& ring, de
     if (lane == 0) {
       detail::produce_bulk(t, pipe, stage_mem, src, bulk, stage_bytes, cr, k);
     } else if (t.block() == 0) {
-      if constexpr (Axpb) {  // the last < 8 elements
-        const auto x = src.template as<const uint16_t>();
-        const auto y = dst.template as<uint16_t>();
-        for (uint64_t i = bulk / 2 + (lane - 1); i < bytes / 2; i += 31) y.store(i, detail::axpb(x.load(i), a, b));
-      } else {  // the last < 16 bytes
-        for (uint64_t i = bulk + (lane - 1); i < bytes; i += 31) dst.store(i, src.load(i));
-      }
+      if constexpr (Axpb)  // the last < 8 elements
+        detail::copy_tail(dst.template as<uint16_t>(), src.template as<const uint16_t>(), bulk / 2, bytes / 2, lane,
+                          [&](uint16_t v) { return detail::axpb(v, a, b); });
+      else  // the last < 16 bytes
+        detail::copy_tail(dst, src, bulk, bytes, lane, [](uint8_t v) { return v; });
     }
   } else {
     const uint32_t me = t.thread() - 32u, threads = store_warps * 32u;
