@@ -13,6 +13,7 @@
 #include <string>
 
 #include "apps/pipeline_stream_body.hpp"
+#include "apps/pipeline_stream_plan.hpp"
 #include "hopper/objects/views.cuh"
 #include "hopper/pipeline/pipeline.hpp"
 #include "hopper/pipeline/pipeline_backend_device.cuh"
@@ -33,8 +34,9 @@ __global__ void __launch_bounds__(1024)
                                stage_bytes, params);
 }
 
-// Host launcher: validates, sets the shared-memory attribute, launches with the cluster shape.
-// `ctas` must be a multiple of cluster_size. Returns the launch error (the caller synchronises).
+// Host launcher: plans (apps/pipeline_stream_plan.hpp, which validates), sets the shared-memory
+// attribute, launches the plan. `ctas` must be a multiple of cluster_size. Returns the launch
+// error (the caller synchronises).
 template <int Stages, bool Traced = false>
 inline cudaError_t launch_pipeline_stream(const uint4* src, uint4* dst, uint32_t ctas, uint32_t tiles,
                                           const pipeline_config& cfg, trace::sink sink = {},
@@ -42,38 +44,35 @@ inline cudaError_t launch_pipeline_stream(const uint4* src, uint4* dst, uint32_t
   if (cfg.stages != uint32_t(Stages))
     throw std::invalid_argument("launch_pipeline_stream: cfg.stages = " + std::to_string(cfg.stages) +
                                 " but the kernel has " + std::to_string(Stages) + " stages");
-  if (ctas == 0 || ctas % cfg.cluster_size != 0)
-    throw std::invalid_argument("launch_pipeline_stream: ctas = " + std::to_string(ctas) +
-                                " is not a positive multiple of cluster_size = " + std::to_string(cfg.cluster_size));
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   pipeline_limits lim = query_limits(dev);
-  validate(cfg, lim);  // throws, naming the limit, before the device is asked anything else
+  // Throws, naming the value and the limit, before the device is asked anything else.
+  pipeline_stream_plan plan = plan_pipeline_stream(cfg, ctas, tiles, lim);
   auto kernel = pipeline_stream_kernel<Stages, Traced>;
-  const size_t dyn = size_t(cfg.stages) * cfg.stage_bytes;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dyn));
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.stage_smem));
   if (e != cudaSuccess) return e;
-  if (cfg.cluster_size > 1) {
+  if (plan.cluster > 1) {
     // What the driver can co-schedule for this kernel, block and shared memory.
-    const uint32_t can = cluster_limit_for(kernel, cfg.block_warps * 32u, dyn);
+    const uint32_t can = cluster_limit_for(kernel, plan.threads, plan.stage_smem);
     lim.max_cluster_size = can < lim.max_cluster_size ? can : lim.max_cluster_size;
-    validate(cfg, lim);
+    plan = plan_pipeline_stream(cfg, ctas, tiles, lim);
   }
 
   cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(ctas, 1, 1);
-  lc.blockDim = dim3(cfg.block_warps * 32u, 1, 1);
-  lc.dynamicSmemBytes = dyn;
+  lc.gridDim = dim3(plan.ctas, 1, 1);
+  lc.blockDim = dim3(plan.threads, 1, 1);
+  lc.dynamicSmemBytes = plan.stage_smem;
   lc.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cfg.cluster_size;
+  attr[0].val.clusterDim.x = plan.cluster;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   lc.attrs = attr;
   lc.numAttrs = 1;
-  return cudaLaunchKernelEx(&lc, kernel, src, dst, tiles, uint32_t(cfg.stage_bytes), cfg.params(), sink);
+  return cudaLaunchKernelEx(&lc, kernel, src, dst, plan.tiles, plan.stage_bytes, plan.params, sink);
 }
 
 }  // namespace hopper::apps

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/pipeline_stream_body.hpp"
+#include "apps/pipeline_stream_plan.hpp"
 #include "hopper/model/model.hpp"
 #include "hopper/model/target.hpp"
 #include "hopper/pipeline/pipeline.hpp"
@@ -109,7 +110,17 @@ struct host_case {
 
   uint32_t consumer_warps() const { return warpgroups * warps_per_group; }
   uint32_t ctas() const { return clusters * cluster; }
-  uint32_t block_threads() const { return 32u * (1u + consumer_warps()); }
+  // The configuration the GPU launcher would be given: the producer warp and the consumers.
+  pipeline_config config() const {
+    pipeline_config cfg;
+    cfg.stages = stages;
+    cfg.stage_bytes = stage_bytes;
+    cfg.consumer_warps = consumer_warps();
+    cfg.block_warps = 1 + consumer_warps();
+    cfg.cluster_size = cluster;
+    cfg.multicast = multicast;
+    return cfg;
+  }
 };
 
 inline std::string describe(const host_case& c) {
@@ -146,9 +157,12 @@ template <int S>
 stream_outcome run_once(const host_case& c, bool keep_timeline) {
   namespace hm = hopper::model;
   using pipe_t = hopper::pipeline<S, hm::target>;
-  if (c.cluster < 1 || c.clusters < 1 || c.consumer_warps() < 1 || c.stage_bytes % 16 != 0 ||
-      (c.multicast && c.stage_bytes % (16u * c.cluster) != 0))
-    throw std::invalid_argument("pipeline_stream on the model: bad case " + describe(c));
+  pipeline_stream_plan plan;
+  try {
+    plan = plan_pipeline_stream(c.config(), c.ctas(), c.tiles);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("pipeline_stream on the model: " + describe(c) + ": " + e.what());
+  }
   stream_outcome out;
   hm::run_options o;
   o.seed = c.seed;
@@ -156,25 +170,25 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
   o.faults = faults_of(c.m);
   o.step_limit = 20000000;
   hm::world w(o);
-  const bool mc = c.multicast && c.cluster > 1;
-  const uint32_t ctas = c.ctas();
-  const size_t words = c.stage_bytes / 4;
-  const size_t src_tiles = (mc ? size_t(c.clusters) : size_t(ctas)) * c.tiles;
-  const size_t dst_tiles = size_t(ctas) * c.tiles;
+  const bool mc = plan.params.multicast && plan.cluster > 1;
+  const uint32_t ctas = plan.ctas;
+  const size_t words = plan.stage_bytes / 4;
+  const size_t src_tiles = (mc ? size_t(c.clusters) : size_t(ctas)) * plan.tiles;
+  const size_t dst_tiles = size_t(ctas) * plan.tiles;
 
-  hm::buffer& src = w.make_global("src", src_tiles * c.stage_bytes);
+  hm::buffer& src = w.make_global("src", src_tiles * plan.stage_bytes);
   for (size_t t = 0; t < src_tiles; ++t)
     for (size_t i = 0; i < words; ++i) {
       const uint32_t v = word_of(t, i);
       std::memcpy(src.host_data() + (t * words + i) * 4, &v, 4);
     }
-  hm::buffer& dst = w.make_global("dst", dst_tiles * c.stage_bytes);
+  hm::buffer& dst = w.make_global("dst", dst_tiles * plan.stage_bytes);
   std::memset(dst.host_data(), 0xA5, dst.bytes());
 
-  const hopper::pipeline_params p{c.consumer_warps(), c.cluster, mc};
-  const uint32_t tiles = c.tiles, stage_bytes = c.stage_bytes;
+  const hopper::pipeline_params p = plan.params;
+  const uint32_t tiles = plan.tiles, stage_bytes = plan.stage_bytes;
   hm::launch(
-      w, {ctas, c.block_threads(), c.cluster},
+      w, {ctas, plan.threads, plan.cluster},
       [&src, &dst, tiles, stage_bytes, p](hm::target& t) {
         auto& ring = hopper::model::cta_shared<typename pipe_t::storage>(t, "ring");
         const auto stages = hopper::model::shared_buffer(t, "stages", S, stage_bytes);
@@ -182,7 +196,7 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
                                             tiles, stage_bytes, p);
       },
       keep_timeline ? &out.timeline : nullptr);
-  out.tasks = size_t(ctas) * c.block_threads();
+  out.tasks = size_t(ctas) * plan.threads;
   try {
     w.run();
   } catch (const hm::model_error& e) {
@@ -194,9 +208,9 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
 
   // CTA b's tile t must hold source tile t of its CTA (no multicast) or of its cluster (multicast).
   for (uint32_t b = 0; b < ctas; ++b)
-    for (uint32_t t = 0; t < c.tiles; ++t) {
-      const size_t from = (mc ? size_t(b / c.cluster) : size_t(b)) * c.tiles + t;
-      const size_t to = size_t(b) * c.tiles + t;
+    for (uint32_t t = 0; t < plan.tiles; ++t) {
+      const size_t from = (mc ? size_t(b / plan.cluster) : size_t(b)) * plan.tiles + t;
+      const size_t to = size_t(b) * plan.tiles + t;
       for (size_t i = 0; i < words; ++i) {
         uint32_t got;
         std::memcpy(&got, dst.host_data() + (to * words + i) * 4, 4);
