@@ -260,11 +260,18 @@ double sustained_ms(F&& launch) {
 // clock: a persistent grid of the device's resident CTAs; two consumer warpgroups with and without
 // ping-pong; for head dim 64 a 192-wide kv block and three consumer warpgroups with and without
 // ping-pong; for head dim 128 three stages). For a first look; bench_attention.py measures against cuDNN and the flash
-// backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, for a profiler's
-// run.
+// backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, and
+// HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "persistent") only those variants beside the rule's
+// instance, for a profiler's run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
   return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
+}
+bool variant_selected(const std::string& name) {
+  const char* only = std::getenv("HOPPER_ATTENTION_VARIANTS");
+  if (only == nullptr) return true;
+  const std::string list = std::string(",") + only + ",";
+  return list.find("," + name + ",") != std::string::npos;
 }
 
 template <int D>
@@ -292,11 +299,12 @@ void throughput_of_head_dim() {
       // Another instance of the head dimension on the same inputs: its TFLOP/s and time / ours.
       const auto variant = [&](auto tr, const char* what, int resident = 0) {
         using V = decltype(tr);
+        if (!variant_selected(what)) return;
         const ha::plan b(p, q, k, v, o, nullptr, V::SHAPE, resident);
         const double w = sustained_ms([&] { return b.template run_as<V>(); });
         std::printf("; %s %.1f TFLOP/s (%.3f)", what, tf / w, w / ours);
       };
-      {
+      if (variant_selected("persistent")) {
         const ha::plan b(p, q, k, v, o, nullptr, {}, ha::resident_ctas(p));
         const double w = sustained_ms([&] { return b.run(); });
         std::printf("; persistent %.1f TFLOP/s (%.3f)", tf / w, w / ours);
