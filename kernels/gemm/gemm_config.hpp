@@ -247,8 +247,8 @@ inline void validate(const config& c, const problem& p) {
 //    long main loop hides. Splits: the most (<= max_splits) whose work units still fit in one
 //    wave. 1024^3, 3072^3 and 8192 x 8192 x 1024 do not split (2 splits measured 0.78x, 0.76x
 //    and 0.37x of the unsplit kernel there). With 4 splits of at least 32 k-blocks the limit,
-//    deepseek_v3/q_a/M256 (12 cluster tiles, 112 k-blocks) ran 3 splits, 1.12x slower than 5
-//    (run 97), deepseek_v3/kv_a/M256 (5) 1.18x slower than 6.
+//    deepseek_v3/q_a/M256 (12 cluster tiles, 112 k-blocks) ran 3 splits, 1.12x slower than 5,
+//    deepseek_v3/kv_a/M256 (5) 1.18x slower than 6 (docs/gpu_runs.md).
 // 3b. Pairs of half tiles (64 x 128 in clusters of 2 x 1, or 128 x 64 in 1 x 2) on 128 x 128
 //    tiles, instead of one halving of K or where the tiles leave half the machine idle.
 // 4. A stream-K region where the last round is partial and long (below), for what step 5 leaves
@@ -305,7 +305,7 @@ inline config choose_config(const problem& p, int num_sms) {
   }
   // Clusters of 2 along M, except for an odd number of tile rows where the last cluster row's
   //    CTA with no rows is more than an eighth of all CTAs (below 7 rows) or makes a second round
-  //    of work out of tiles that fit in one wave (off-grid sweeps, runs 98 and 100:
+  //    of work out of tiles that fit in one wave (the off-grid sweeps of docs/gemm.md:
   //    384 x 5120 x 13824 ran 1.83x, 384 x 11008 x 4096 1.67x, 832 x 2112 x 2048 1.59x and
   //    384 x 2880 x 2880 1.26x slower in 2 x 1 clusters than in clusters of 1).
   {
@@ -328,8 +328,8 @@ inline config choose_config(const problem& p, int num_sms) {
   // 0b. Half-empty edges: where the last 128-wide tile along N (else along M) would be at most
   //     half full, its waste at least a twelfth of the tiles' columns (rows), and the 64-wide
   //     tiles that cover that edge exactly take at most half of the wave, 128 x 64 (64 x 128)
-  //     tiles in clusters of 1, which then split K over the wave (step 3). Off-grid sweep (run
-  //     99): 384 x 704 x 5120 1.33x, 640 x 448 x 3072 1.29x, 1536 x 320 x 2880 1.27x,
+  //     tiles in clusters of 1, which then split K over the wave (step 3). Off-grid sweep
+  //     (docs/gemm.md): 384 x 704 x 5120 1.33x, 640 x 448 x 3072 1.29x, 1536 x 320 x 2880 1.27x,
   //     320 x 960 x 6144 1.13x and deepseek_v3/kv_a/M256-512 (N = 576) 1.13-1.39x faster than
   //     the 128 x 128 choice of step 3; N = 960 (a sixteenth wasted) keeps 128 x 128 tiles.
   if (c.bm == 128 && c.bn == 128) {
@@ -363,7 +363,7 @@ inline config choose_config(const problem& p, int num_sms) {
   //     clusters idle and K is too short to split. 1024^3, one launch: 10.4 us split, 8.8
   //     paired. With 2 rows of tiles or more, a 64-row CTA's k-block is slower than half of a
   //     128-row one's, and the 128 x 128 clusters of 2 x 1 already multicast B: 2 splits of
-  //     56-148 k-blocks ran 1.11-1.34x faster than pairs (run 97: deepseek_v3/expert_gate_up and
+  //     56-148 k-blocks ran 1.11-1.34x faster than pairs (deepseek_v3/expert_gate_up and
   //     q_a, llama3_8b/down, qwen2.5_7b/down at M 256-512), while halves of 28-32 k-blocks
   //     (llama3_8b/o, qwen2.5_7b/o at M 256) ran 1.02x slower than pairs (docs/gemm.md, "Off the grid").
   const bool pairs_along_n = ceil_div(p.N, 128) == 1 && tiles_m > 1;
