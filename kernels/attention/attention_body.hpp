@@ -66,11 +66,20 @@ struct body_params {
 // The CTA's shared memory as the body sees it.
 template <class T, class Tg>
 struct body_smem {
-  smem_of<Tg, uint8_t> q, k, v;  // Q's tiles, the first K stage, the first V stage
+  smem_of<Tg, uint8_t> q, k, v;  // Q's first buffer, the first K stage, the first V stage
   pipeline_storage<T::STAGES, typename Tg::barrier_type>& k_ring;
   pipeline_storage<T::STAGES, typename Tg::barrier_type>& v_ring;
-  typename Tg::barrier_type& q_full;   // Q's tiles have landed
-  typename Tg::barrier_type& q_empty;  // every consumer warpgroup's O has been read from Q's place
+  q_ring_storage<T::Q_STAGES, typename Tg::barrier_type>& q_ring;
+};
+
+// The Q buffer of a CTA's n-th tile, and the phase its barriers are in for it.
+template <class T>
+struct q_slot {
+  uint32_t index, parity;
+  HOPPER_HD static constexpr q_slot of(int n) {
+    return {uint32_t(n) % uint32_t(T::Q_STAGES), (uint32_t(n) / uint32_t(T::Q_STAGES)) & 1u};
+  }
+  HOPPER_HD constexpr int offset() const { return int(index * sizeof(typename T::q_tiles)); }
 };
 
 // The kv blocks the tile of `bm` rows from `m0` reads: every block with a column some row of the
@@ -193,9 +202,9 @@ HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
 
 // One thread, per tile: block by block K's tiles (the box of BN kv rows x 64 of d, one per k-block
 // of d) and V's (boxes of 64 of d x 64 kv rows: d/64 per k-block of kv), and after the first
-// block's K, Q's tiles on Q's full barrier once Q's empty one says the last tile's O has left (so
-// that the next tile's first K lands while the consumers finish the last one); at the end wait
-// for every stage's release.
+// block's K, Q's tiles into the tile's Q buffer on its full barrier once its empty one says the O
+// of the tile Q_STAGES before has left (so that the next tile's first K lands while the consumers
+// finish the last one); at the end wait for every stage's release.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
 HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
@@ -218,13 +227,14 @@ HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
                  at.kv_head, at.batch);
       c.k_pipe.issued(ks);
       if (j == 0) {
-        if (at.n > 0) t.mbarrier_wait(c.sm.q_empty, parity(uint32_t(at.n - 1) & 1u));
-        (void)t.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(c.sm.q_full,
-                                                                                       uint32_t(sizeof(q_tiles)));
+        const q_slot<T> qs = q_slot<T>::of(at.n);
+        auto& full = c.sm.q_ring.full[qs.index];
+        if (at.n >= T::Q_STAGES) t.mbarrier_wait(c.sm.q_ring.empty[qs.index], parity(qs.parity ^ 1u));
+        (void)t.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(full, uint32_t(sizeof(q_tiles)));
         HOPPER_PRAGMA_UNROLL
         for (int kb = 0; kb < T::DK; ++kb)
-          load_box(t, c.sm.q + kb * int(sizeof(typename T::Q_TILE)), c.tma_q, c.sm.q_full, p.q, kb * k_block, at.m0,
-                   at.head, at.batch);
+          load_box(t, c.sm.q + (qs.offset() + kb * int(sizeof(typename T::Q_TILE))), c.tma_q, full, p.q, kb * k_block,
+                   at.m0, at.head, at.batch);
       }
       c.v_pipe.template acquire<v_stage>(vs);
       const auto vdst = c.sm.v + int(vs.index() * sizeof(v_stage));
@@ -355,7 +365,8 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at,
     inv[h] = l > 0.0f ? 1.0f / l : 0.0f;
     lse[h] = l > 0.0f ? (rs.m[h] + log2_f32(l)) * 0.69314718055994531f : neg_inf;
   }
-  const auto rows = c.sm.q + int(Q_TILE::slice_bytes(w * wgmma_m));
+  const q_slot<T> qs = q_slot<T>::of(at.n);
+  const auto rows = c.sm.q + (qs.offset() + int(Q_TILE::slice_bytes(w * wgmma_m)));
   HOPPER_PRAGMA_UNROLL
   for (int i = 0; i < T::ACC_O; i += 2) {
     const int r = f.row0 + fragment_place::row(i), col = f.col0 + fragment_place::col(i);
@@ -384,13 +395,13 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at,
     }
   }
   // The stores must have read shared memory before the CTA (and its memory) goes away, or before
-  // the next tile's Q lands there: then this warpgroup says so on Q's empty barrier.
+  // a later tile's Q lands there: then this warpgroup says so on the buffer's empty barrier.
   if (wg_thread == 0) {
     if (at.last) {
       t.template cp_async_bulk_wait_group<0>();
     } else {
       t.template cp_async_bulk_wait_group_read<0>();
-      (void)t.mbarrier_arrive(c.sm.q_empty);
+      (void)t.mbarrier_arrive(c.sm.q_ring.empty[qs.index]);
     }
   }
 }
@@ -454,10 +465,12 @@ HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place
   float s[T::ACC_S], o[T::ACC_O], alpha[2];
   uint32_t pw[T::P_WORDS];
   row_state rs;
-  t.mbarrier_wait(c.sm.q_full, parity(uint32_t(at.n) & 1u));
+  const q_slot<T> qs = q_slot<T>::of(at.n);
+  t.mbarrier_wait(c.sm.q_ring.full[qs.index], parity(qs.parity));
+  const uint64_t q_desc = ptx::wgmma_desc_advance(cs.q_desc, uint32_t(qs.offset()));
   c.k_pipe.wait(ks);
   my_turn();
-  issue_qk<T>(t, s, cs.q_desc, k_at(ks.index()));
+  issue_qk<T>(t, s, q_desc, k_at(ks.index()));
   their_turn(0);
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(s);
@@ -469,7 +482,7 @@ HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place
     c.k_pipe.wait(ks);
     c.v_pipe.wait(vs);
     my_turn();
-    issue_qk<T>(t, s, cs.q_desc, k_at(ks.index()));
+    issue_qk<T>(t, s, q_desc, k_at(ks.index()));
     issue_pv<T>(t, o, pw, v_at(vs.index()), j > 1);
     their_turn(j);
     t.template wgmma_wait_group<1>();  // S of block j
@@ -533,8 +546,10 @@ HOPPER_HD void attention_body(Tg& t, const body_smem<T, Tg>& sm, const typename 
     // Q's barriers: full, one arrival (the producer's expect_tx) and Q's bytes; empty, one
     // arrival per consumer warpgroup. The rings' init below fences them with theirs
     // (fence.mbarrier_init) and their CTA barrier publishes them.
-    t.mbarrier_init(sm.q_full, 1u, "Q full", 0u);
-    t.mbarrier_init(sm.q_empty, uint32_t(T::CONSUMERS), "Q empty", 0u);
+    for (int i = 0; i < T::Q_STAGES; ++i) {
+      t.mbarrier_init(sm.q_ring.full[i], 1u, "Q full", uint32_t(i));
+      t.mbarrier_init(sm.q_ring.empty[i], uint32_t(T::CONSUMERS), "Q empty", uint32_t(i));
+    }
   }
   auto k_pipe = pipe_t::init(sm.k_ring, k_params, t);
   auto v_pipe = pipe_t::init(sm.v_ring, v_params, t);

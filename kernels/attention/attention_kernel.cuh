@@ -28,13 +28,12 @@ __global__ void __launch_bounds__(T::THREADS, 1)
     printf("hopper::attention: dynamic shared memory at 0x%x is not 1024-byte aligned\n", base);
     __trap();
   }
-  const body_smem<T, target> sm{smem<uint8_t>(st.q.t[0].data),
+  const body_smem<T, target> sm{smem<uint8_t>(st.q[0].t[0].data),
                                 smem<uint8_t>(st.k[0].t[0].data),
                                 smem<uint8_t>(st.v[0].t[0].data),
                                 st.k_ring,
                                 st.v_ring,
-                                st.q_full,
-                                st.q_empty};
+                                st.q_ring};
   attention_body<T>(t, sm, tma_q, tma_k, tma_v, tma_o, p);
 }
 

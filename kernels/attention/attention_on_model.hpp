@@ -83,15 +83,13 @@ outcome run(const problem& p, const inputs& in, uint64_t seed, int slow_cta = -1
   hm::launch(w, {uint32_t(lp.grid), uint32_t(lp.threads), 1u}, [&](hm::target& t) {
     auto& k_ring = hm::cta_shared<hopper::pipeline_storage<T::STAGES, hm::mbarrier_slot>>(t, "K ring");
     auto& v_ring = hm::cta_shared<hopper::pipeline_storage<T::STAGES, hm::mbarrier_slot>>(t, "V ring");
-    auto& q_full = hm::cta_shared<hm::mbarrier_slot>(t, "Q full barrier");
-    auto& q_empty = hm::cta_shared<hm::mbarrier_slot>(t, "Q empty barrier");
-    const body_smem<T, hm::target> sm{hm::shared_buffer(t, "Q", 1, sizeof(typename T::q_tiles)),
+    auto& q_ring = hm::cta_shared<q_ring_storage<T::Q_STAGES, hm::mbarrier_slot>>(t, "Q ring");
+    const body_smem<T, hm::target> sm{hm::shared_buffer(t, "Q", T::Q_STAGES, sizeof(typename T::q_tiles)),
                                       hm::shared_buffer(t, "K", T::STAGES, sizeof(typename T::k_stage)),
                                       hm::shared_buffer(t, "V", T::STAGES, sizeof(typename T::v_stage)),
                                       k_ring,
                                       v_ring,
-                                      q_full,
-                                      q_empty};
+                                      q_ring};
     attention_body<T>(t, sm, vq, vk, vv, vo, bp);
   });
   outcome r;

@@ -62,14 +62,27 @@ HOPPER_HD constexpr uint32_t consumer_regs(int consumers) {
   return share < 240u ? share : 240u;
 }
 
+// Q's buffers and their barriers, a ring of N: buffer i holds the Q of a CTA's tiles i, i + N, ..
+// (full: Q has landed; empty: every consumer warpgroup's TMA store of O, written over Q's rows,
+// has read it, so the next Q may land there).
+template <int N, class B>
+struct q_ring_storage {
+  B full[N];
+  B empty[N];
+};
+
 // PINGPONG: the two consumer warpgroups take turns at issuing their wgmma (named barriers,
 // attention_barrier::order), so that one's softmax runs while the tensor cores compute the
 // other's products.
 // BN_, STAGES_ and CONSUMERS_ other than shape_of's: for A/B measurements of the choice.
+// Q_STAGES_ 2: two Q buffers, so that on a persistent grid the next tile's Q lands while the
+// consumers still compute and store this one's (1: it waits for this tile's stores of O).
 template <int D, bool PINGPONG_ = true, int BN_ = shape_of(D).block_n, int STAGES_ = shape_of(D).stages,
-          int CONSUMERS_ = shape_of(D).consumers>
+          int CONSUMERS_ = shape_of(D).consumers, int Q_STAGES_ = 1>
 struct attention_traits {
   static constexpr bool PINGPONG = PINGPONG_;
+  static constexpr int Q_STAGES = Q_STAGES_;
+  static_assert(Q_STAGES == 1 || Q_STAGES == 2, "one or two Q buffers");
   static_assert(shape_of(D).head_dim == D, "head dimension 64, 128 or 256 (shape_of)");
   static_assert(CONSUMERS_ >= 2 && CONSUMERS_ <= max_consumer_warpgroups, "two or three consumer warpgroups");
   static constexpr head_dim_shape SHAPE{D, BN_, STAGES_, CONSUMERS_};
@@ -100,18 +113,18 @@ struct attention_traits {
   // tile walk's state: with 24 the producer spilled 20-24 bytes).
   static constexpr uint32_t PRODUCER_REGS = producer_regs, CONSUMER_REGS = consumer_regs(CONSUMERS);
 
-  // The CTA's shared memory from a 1024-byte aligned base: Q (whose rows each warpgroup rewrites
-  // with its O for the TMA store once its last S is computed), the K and V stages, the two rings'
-  // barriers and Q's two (full: Q has landed; empty: every warpgroup's store of O has read it, so
-  // the next tile's Q may land).
+  // The CTA's shared memory from a 1024-byte aligned base: Q's buffers (whose rows each warpgroup
+  // rewrites with its O for the TMA store once its last S is computed), the K and V stages, the
+  // two rings' barriers and Q's.
   struct shared_storage {
-    alignas(gemm::swizzle_atom_bytes) q_tiles q;
+    alignas(gemm::swizzle_atom_bytes) q_tiles q[Q_STAGES];
     alignas(gemm::swizzle_atom_bytes) k_stage k[STAGES];
     alignas(gemm::swizzle_atom_bytes) v_stage v[STAGES];
     pipeline_storage<STAGES, uint64_t> k_ring, v_ring;
-    uint64_t q_full, q_empty;
+    q_ring_storage<Q_STAGES, uint64_t> q_ring;
   };
-  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, q_empty) + sizeof(uint64_t));
+  static constexpr uint32_t SMEM =
+      uint32_t(offsetof(shared_storage, q_ring) + sizeof(q_ring_storage<Q_STAGES, uint64_t>));
 
   static_assert(D % k_block == 0 && BN % k_block == 0, "whole k-blocks");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");

@@ -39,7 +39,7 @@ void expect_correct(const ha::problem& p, int rows_per_head = 0, int resident = 
   std::string what = describe(p) + " seed " + std::to_string(hopper_test::fresh_seed());
   if constexpr (!std::is_void_v<V>)
     what += " instance kv " + std::to_string(V::BN) + " stages " + std::to_string(V::STAGES) + " consumers " +
-            std::to_string(V::CONSUMERS) + (V::PINGPONG ? "" : " flat");
+            std::to_string(V::CONSUMERS) + (V::PINGPONG ? "" : " flat") + (V::Q_STAGES > 1 ? " two Q buffers" : "");
   if (resident > 0) what += " persistent " + std::to_string(resident) + " CTAs";
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ uint64_t(p.seq_q * 131 + p.seq_k * 7 + p.head_dim + p.heads));
   const size_t nq = ha::span_elements(p.q, p.seq_q, p.heads, p.batch, p.head_dim);
@@ -178,6 +178,16 @@ TEST(AttentionInstances, PersistentGrid) {
   using three = ha::attention_traits<64, true, 128, 3, 3>;
   expect_correct<three>(ha::problem::packed(1, 4, 1, 577, 577, 64, true), 0, 5);
   expect_correct<three>(ha::problem::packed(2, 16, 16, 1024, 1024, 64), 16, ha::resident_ctas<three>());
+  // Two Q buffers: a CTA's tile n + 2 loads Q where tile n's O has left.
+  using two_q64 = ha::attention_traits<64, true, 128, 3, 2, 2>;
+  using two_q128 = ha::attention_traits<128, true, 128, 2, 2, 2>;
+  for (bool causal : {false, true}) {
+    expect_correct<two_q64>(ha::problem::packed(1, 4, 1, 577, 577, 64, causal), 0, 3);
+    expect_correct<two_q128>(ha::problem::packed(2, 3, 3, 129, 300, 128, causal), 0, 2);
+    expect_correct<two_q64>(ha::problem::packed(4, 8, 2, 2048, 2048, 64, causal), 16, ha::resident_ctas<two_q64>());
+    expect_correct<two_q128>(ha::problem::packed(2, 16, 16, 1024, 1024, 128, causal), 16,
+                             ha::resident_ctas<two_q128>());
+  }
 }
 
 // The plan of an instance run does not launch (a 192-wide kv block) refuses run and every other
@@ -317,6 +327,11 @@ void throughput_of_head_dim() {
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
       }
       if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3>{}, "three stages");
+      // The persistent grid with two Q buffers (the rule's instance at hd128; two consumers at hd64).
+      if constexpr (D != 256) {
+        using two_q = ha::attention_traits<D, true, ha::shape_of(D).block_n, ha::shape_of(D).stages, 2, 2>;
+        variant(two_q{}, "two Q buffers", ha::resident_ctas<two_q>());
+      }
       std::printf("\n");
       CUDA_OK(cudaGetLastError());
       cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);

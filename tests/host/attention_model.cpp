@@ -147,6 +147,12 @@ TEST(AttentionModel, PersistentGrid) {
                                                                 ++seed, -1, 2);
     expect_clean<128>(ha::problem::packed(2, 1, 1, 257, 200, 128, causal), ++seed, -1, 2);
     expect_clean<256>(ha::problem::packed(1, 2, 1, 140, 130, 256, causal), ++seed, 1, 3);
+    // Two Q buffers: a CTA's third tile refills its first buffer (9 tiles on 1 and 2 CTAs).
+    using two_q = ha::attention_traits<64, true, 128, 3, 2, 2>;
+    expect_clean<64, two_q>(p, ++seed, -1, 1);
+    expect_clean<64, two_q>(p, ++seed, 0, 2);
+    expect_clean<128, ha::attention_traits<128, true, 128, 2, 2, 2>>(
+        ha::problem::packed(2, 1, 1, 257, 200, 128, causal), ++seed, 1, 1);
   }
 }
 

@@ -42,9 +42,8 @@ bool kind_is(const std::string& msg, const std::vector<error_kind>& kinds) {
 
 // Runs `p` with `f` planted over several seeds: every run must be reported as `e` says.
 // resident > 0: on a persistent grid of that many CTAs.
-template <int D>
+template <int D, class T = ha::attention_traits<D>>
 void expect_reported(const ha::problem& p, const hm::fault& f, const expectation& e, int seeds = 3, int resident = 0) {
-  using T = ha::attention_traits<D>;
   for (uint64_t seed = 1; seed <= uint64_t(seeds); ++seed) {
     const auto in = random_inputs(p, seed);
     const auto clean = ha::on_model::run<T>(p, in, seed, -1, nullptr, {}, resident);
@@ -145,6 +144,27 @@ TEST(AttentionMutants, PersistentQReloadedTooEarly) {
 TEST(AttentionMutants, PersistentStoreNotWaitedFor) {
   expect_reported<64>(walked, {fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read"},
                       {{error_kind::war_hazard}, {"'Q'"}}, 3, 2);
+}
+
+// With two Q buffers a CTA's tile n + 2 loads Q into tile n's buffer: one CTA walks all 4 tiles,
+// so each buffer is refilled once, after its empty barrier's first phase. The same three faults.
+using two_q = ha::attention_traits<64, true, 128, 3, 2, 2>;
+TEST(AttentionMutants, TwoQBuffersEmptyNeverArrives) {
+  expect_reported<64, two_q>(walked, {fault_kind::arrive_dropped, "Q empty"}, {{error_kind::deadlock}, {"Q empty"}}, 3,
+                             1);
+}
+// The flipped wait: by the time the producer reaches tile 2's Q (behind its K loads, which wait
+// for the consumers' releases of tile 1), tile 0's warpgroups have completed the buffer's first
+// phase, so the flipped wait is for a phase that never comes: a deadlock naming the barrier.
+TEST(AttentionMutants, TwoQBuffersReloadedTooEarly) {
+  expect_reported<64, two_q>(
+      walked, {fault_kind::parity_flipped, "Q empty"},
+      {{error_kind::war_hazard, error_kind::raw_hazard, error_kind::wrong_phase, error_kind::deadlock}, {"Q empty"}}, 3,
+      1);
+}
+TEST(AttentionMutants, TwoQBuffersStoreNotWaitedFor) {
+  expect_reported<64, two_q>(walked, {fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read"},
+                             {{error_kind::war_hazard}, {"'Q'"}}, 3, 1);
 }
 
 }  // namespace
