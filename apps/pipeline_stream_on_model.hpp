@@ -163,6 +163,9 @@ stream_outcome run_once(const host_case& c, bool keep_timeline) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("pipeline_stream on the model: " + describe(c) + ": " + e.what());
   }
+  if (plan.stages != uint32_t(S))
+    throw std::invalid_argument("pipeline_stream on the model: the plan has " + std::to_string(plan.stages) +
+                                " stages but the body " + std::to_string(S));
   stream_outcome out;
   hm::run_options o;
   o.seed = c.seed;
