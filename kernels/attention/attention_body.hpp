@@ -6,9 +6,10 @@
 // One CTA = 1 + C warpgroups (attention_traits.hpp, C = 2 or 3) on tiles of 64 C rows of Q of
 // one (batch, head): one tile, or with a persistent grid one tile a round (cta_tile) in turn, the
 // two rings running on from one tile into the next:
-//   warpgroup 0     producer (produce): one thread loads, per tile, Q (its own barriers: full, and
-//                   empty once the last tile's O has left) and for each kv block its K tiles into
-//                   the K ring and its V tiles into the V ring;
+//   warpgroup 0     producer (produce): one thread walks the CTA's tiles and loads, per tile, Q
+//                   (its own barriers: full, and empty once the last tile's O has left) with the
+//                   tile's place beside it for the consumers, and for each kv block its K tiles
+//                   into the K ring and its V tiles into the V ring;
 //   warpgroups 1-C  consumers (consume), 64 rows of Q each: S = Q K^T by wgmma from shared memory,
 //                   the online softmax in registers (running max and sum, exp2 with the scale
 //                   folded in), P packed to bf16 as wgmma's register A operand, O += P V by wgmma;
@@ -20,6 +21,7 @@
 // 0..i, the top-left alignment of torch.nn.functional.scaled_dot_product_attention). Rows past
 // seq_q read the zeros TMA fills in and their stores are clipped.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -54,7 +56,8 @@ struct body_params {
   int heads, kv_group;  // Q heads; Q heads per K/V head
   int seq_q, seq_k;
   int q_tiles;  // ceil(seq_q / BM)
-  int tiles;    // q_tiles x heads x batch
+  int pairs;    // heads x batch
+  int tiles;    // q_tiles x pairs
   int ctas;     // the grid: tiles, or fewer walking them
   bool causal;
   float scale_log2;  // the softmax scale times log2(e): exp(scale s) = 2^(scale_log2 s)
@@ -67,6 +70,7 @@ struct body_params {
 template <class T, class Tg>
 struct body_smem {
   smem_of<Tg, uint8_t> q, k, v;  // Q's first buffer, the first K stage, the first V stage
+  smem_of<Tg, uint8_t> tile;     // the first Q buffer's tile_place
   pipeline_storage<T::STAGES, typename Tg::barrier_type>& k_ring;
   pipeline_storage<T::STAGES, typename Tg::barrier_type>& v_ring;
   q_ring_storage<T::Q_STAGES, typename Tg::barrier_type>& q_ring;
@@ -80,6 +84,8 @@ struct q_slot {
     return {uint32_t(n) % uint32_t(T::Q_STAGES), (uint32_t(n) / uint32_t(T::Q_STAGES)) & 1u};
   }
   HOPPER_HD constexpr int offset() const { return int(index * sizeof(typename T::q_tiles)); }
+  // Where this buffer's tile_place is, from body_smem::tile.
+  HOPPER_HD constexpr int place_offset() const { return int(index * sizeof(tile_place)); }
 };
 
 // The kv blocks the tile of `bm` rows from `m0` reads: every block with a column some row of the
@@ -142,13 +148,6 @@ HOPPER_HD void store_box(const Tg& t, const typename Tg::tensor_map_type& map, S
   t.cp_async_bulk_tensor_global_shared_cta(map, src, d, c1, c2, c3);
 }
 
-// The n-th tile of block b (cta_tile; n is Q's barriers' phase), its heads, and how many kv blocks
-// it reads; `last` when it is the CTA's last tile.
-struct tile_place {
-  int m0, head, kv_head, batch, blocks;
-  int n;
-  bool last;
-};
 // The tile block `b` of a grid of `ctas` computes in its round `r`: the rounds go back and forth
 // over the grid, so that with a causal mask (tiles longest first) the short tiles of a round
 // fall to the CTAs that had the long ones in the last. `tiles` or more: none.
@@ -156,10 +155,11 @@ HOPPER_HD constexpr int64_t cta_tile(int b, int r, int ctas) {
   return int64_t(r) * ctas + (r % 2 == 0 ? b : ctas - 1 - b);
 }
 
+// The n-th tile of block b (the producer's walk; the consumers read it from shared memory).
 template <class T, class Tg>
 HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
   const int tile = int(cta_tile(b, n, p.ctas));
-  const int pairs = p.tiles / p.q_tiles;
+  const int pairs = p.pairs;
   const bool by_length = p.causal && p.ctas < p.tiles;
   int qt = by_length ? p.q_tiles - 1 - tile / pairs : tile % p.q_tiles;
   if (p.causal && !by_length) qt = p.q_tiles - 1 - qt;
@@ -190,12 +190,41 @@ struct role_context {
   const body_params<Tg>& p;
 };
 
-// Calls f(tile_place) for each tile of this CTA, in order.
+// The producer's walk: f(tile_place) for each tile of this CTA, in order.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe, class F>
 HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
   const int b = int(c.t.block());
   for (int n = 0; cta_tile(b, n, c.p.ctas) < c.p.tiles; ++n) f(place_of<T>(b, n, c.p));
+}
+
+// A tile as the consumers see it: the producer's tile_place beside the tile's Q, each field read
+// from shared memory where it is used, so that none holds a register through the tile (loads are
+// not recomputed the way the walk's arithmetic on the parameters is). Valid from the completion of
+// Q's full barrier until the consumer's arrive on its empty one, after which the producer writes
+// the next tile's place there.
+template <class Tg>
+struct landed_tile {
+  smem_of<Tg, uint8_t> place;
+  int n;  // the tile's number among the CTA's tiles
+  HOPPER_HD int32_t field(size_t offset) const { return (place + offset).template as<int32_t>().load(0); }
+  HOPPER_HD int32_t m0() const { return field(offsetof(tile_place, m0)); }
+  HOPPER_HD int32_t head() const { return field(offsetof(tile_place, head)); }
+  HOPPER_HD int32_t batch() const { return field(offsetof(tile_place, batch)); }
+  HOPPER_HD int32_t blocks() const { return field(offsetof(tile_place, blocks)); }
+  HOPPER_HD bool last() const { return field(offsetof(tile_place, last)) != 0; }
+};
+
+// The consumers' walk: for each tile of this CTA, in order, wait for its Q (Q's full barrier) and
+// call f(landed_tile), which returns whether the tile was the CTA's last (read before its release).
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe, class F>
+HOPPER_HD void for_each_tile_landed(const role_context<T, Tg, Pipe>& c, F&& f) {
+  for (int n = 0;; ++n) {
+    const q_slot<T> qs = q_slot<T>::of(n);
+    c.t.mbarrier_wait(c.sm.q_ring.full[qs.index], parity(qs.parity));
+    if (f(landed_tile<Tg>{c.sm.tile + size_t(qs.place_offset()), n})) return;
+  }
 }
 
 // ---- the producer -------------------------------------------------------------------------------
@@ -230,6 +259,13 @@ HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
         const q_slot<T> qs = q_slot<T>::of(at.n);
         auto& full = c.sm.q_ring.full[qs.index];
         if (at.n >= T::Q_STAGES) t.mbarrier_wait(c.sm.q_ring.empty[qs.index], parity(qs.parity ^ 1u));
+        // Which tile this Q is, for the consumers: published by the arrive below (.release).
+        const auto place = c.sm.tile + size_t(qs.place_offset());
+        (place + offsetof(tile_place, m0)).template as<int32_t>().store(0, at.m0);
+        (place + offsetof(tile_place, head)).template as<int32_t>().store(0, at.head);
+        (place + offsetof(tile_place, batch)).template as<int32_t>().store(0, at.batch);
+        (place + offsetof(tile_place, blocks)).template as<int32_t>().store(0, at.blocks);
+        (place + offsetof(tile_place, last)).template as<int32_t>().store(0, at.last);
         (void)t.template mbarrier_arrive_expect_tx<ptx::sem::release, ptx::scope::cta>(full, uint32_t(sizeof(q_tiles)));
         HOPPER_PRAGMA_UNROLL
         for (int kb = 0; kb < T::DK; ++kb)
@@ -251,6 +287,13 @@ HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
 }
 
 // ---- the consumers' pieces ----------------------------------------------------------------------
+
+// The first kv block (of BN columns) that needs the mask for rows from `first_row`: a block needs
+// it if it reaches past seq_k or, causal, past the first row; every later block does too.
+HOPPER_HD constexpr int first_masked_block(int first_row, int seq_k, bool causal, int bn) {
+  const int past_seq_k = seq_k / bn, past_row = (first_row + 1) / bn;
+  return causal && past_row < past_seq_k ? past_row : past_seq_k;
+}
 
 // S = Q K^T for one kv block: DK x 4 steps of wgmma.m64nBNk16, A (this warpgroup's 64 rows of Q)
 // and B (the stage's K) from shared memory, both K-major. Issued and committed, not waited for.
@@ -299,12 +342,14 @@ struct row_state {
 
 // One kv block of the online softmax on S (in place: S becomes P, unnormalised, in fp32), with
 // the factor `alpha` that rescales what O holds so far. Masked columns (past seq_k; with causal,
-// past the row) count as -inf. `row` and `col` are this thread's first row and kv column.
+// past the row) count as -inf. `row_of()` and `col` are this thread's first row (asked for only when
+// `mask`) and kv column.
 HOPPER_EXEC_CHECK_OFF
-template <class T, class Tg>
-HOPPER_HD void online_softmax(const Tg& t, float (&s)[T::ACC_S], row_state& rs, float (&alpha)[2], bool mask, int row,
-                              int col, const body_params<Tg>& p) {
+template <class T, class Tg, class Row>
+HOPPER_HD void online_softmax(const Tg& t, float (&s)[T::ACC_S], row_state& rs, float (&alpha)[2], bool mask,
+                              const Row& row_of, int col, const body_params<Tg>& p) {
   if (mask) {
+    const int row = row_of();
     // The model's planted fault "causal mask off by one" lets each row see one key too many.
     const int diagonal = t.planted("causal mask off by one") ? 1 : 0;
     HOPPER_PRAGMA_UNROLL
@@ -352,7 +397,7 @@ HOPPER_HD void rescale(float (&o)[T::ACC_O], const float (&alpha)[2]) {
 // row's first column store its log-sum-exp, (m + log2 l) ln 2.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at, int w, int wg_thread,
+HOPPER_HD bool store_o(const role_context<T, Tg, Pipe>& c, const landed_tile<Tg>& at, int w, int wg_thread,
                        float (&o)[T::ACC_O], const row_state& rs) {
   Tg& t = c.t;
   const body_params<Tg>& p = c.p;
@@ -365,6 +410,10 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at,
     inv[h] = l > 0.0f ? 1.0f / l : 0.0f;
     lse[h] = l > 0.0f ? (rs.m[h] + log2_f32(l)) * 0.69314718055994531f : neg_inf;
   }
+  // The tile's place, read by every thread before the warpgroup's barrier below: only thread 0
+  // arrives on Q's empty barrier, so the others' reads must come before its arrive.
+  const int row0 = at.m0() + w * wgmma_m, head = at.head(), batch = at.batch();
+  const bool last = at.last();
   const q_slot<T> qs = q_slot<T>::of(at.n);
   const auto rows = c.sm.q + (qs.offset() + int(Q_TILE::slice_bytes(w * wgmma_m)));
   HOPPER_PRAGMA_UNROLL
@@ -379,15 +428,14 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at,
   // The generic writes of O, then the async proxy's reads of them by the TMA store.
   t.fence_proxy_async_shared_cta();
   t.bar_sync(barrier_id(attention_barrier::epilogue, w), barrier_threads(attention_barrier::epilogue));
-  const int row0 = at.m0 + w * wgmma_m;
   if (wg_thread == 0) {
     HOPPER_PRAGMA_UNROLL
     for (int kb = 0; kb < T::DK; ++kb)
-      store_box(t, c.tma_o, rows + kb * int(sizeof(Q_TILE)), p.o, kb * k_block, row0, at.head, at.batch);
+      store_box(t, c.tma_o, rows + kb * int(sizeof(Q_TILE)), p.o, kb * k_block, row0, head, batch);
     t.cp_async_bulk_commit_group();
   }
   if (p.has_lse && f.col0 == 0) {
-    const auto lse_row = p.lse + (size_t(at.batch) * size_t(p.heads) + size_t(at.head)) * size_t(p.seq_q);
+    const auto lse_row = p.lse + (size_t(batch) * size_t(p.heads) + size_t(head)) * size_t(p.seq_q);
     HOPPER_PRAGMA_UNROLL
     for (int h = 0; h < 2; ++h) {
       const int r = row0 + f.row0 + 8 * h;
@@ -397,13 +445,14 @@ HOPPER_HD void store_o(const role_context<T, Tg, Pipe>& c, const tile_place& at,
   // The stores must have read shared memory before the CTA (and its memory) goes away, or before
   // a later tile's Q lands there: then this warpgroup says so on the buffer's empty barrier.
   if (wg_thread == 0) {
-    if (at.last) {
+    if (last) {
       t.template cp_async_bulk_wait_group<0>();
     } else {
       t.template cp_async_bulk_wait_group_read<0>();
       (void)t.mbarrier_arrive(c.sm.q_ring.empty[qs.index]);
     }
   }
+  return last;
 }
 
 // ---- the consumer role --------------------------------------------------------------------------
@@ -431,23 +480,21 @@ struct consumer_state {
 // pending at exit (every warpgroup takes as many turns: the tiles' kv blocks).
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
-HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place& at, consumer_state<Pipe>& cs) {
+HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_tile<Tg>& at, consumer_state<Pipe>& cs) {
   Tg& t = c.t;
   const body_params<Tg>& p = c.p;
   constexpr auto retired = release_sem::relaxed;
   const int w = cs.w;
-  const int row = at.m0 + w * wgmma_m + cs.f.row0;  // this thread's first row in the sequence
+  // The tile's kv blocks, whether block j is masked, and this thread's first row in the sequence:
+  // each read from the tile's place where it is used, so that none holds a register.
+  const auto blocks = [&] { return at.blocks(); };
+  const auto masked = [&](int j) { return j >= first_masked_block(at.m0() + w * wgmma_m, p.seq_k, p.causal, T::BN); };
+  const auto row = [&] { return at.m0() + w * wgmma_m + cs.f.row0; };
   const auto k_at = [&](uint32_t stage) {
     return ptx::wgmma_desc_advance(cs.k_desc, stage * uint32_t(sizeof(typename T::k_stage)));
   };
   const auto v_at = [&](uint32_t stage) {
     return ptx::wgmma_desc_advance(cs.v_desc, stage * uint32_t(sizeof(typename T::v_stage)));
-  };
-  // A block needs the mask if it reaches past seq_k or, causal, past the warpgroup's first row.
-  const int first_row = at.m0 + w * wgmma_m;
-  const auto masked = [&](int j) {
-    const int end = (j + 1) * T::BN;
-    return end > p.seq_k || (p.causal && end - 1 > first_row);
   };
   const int last = T::CONSUMERS - 1, next = w == last ? 0 : w + 1;
   const auto my_turn = [&] {
@@ -456,7 +503,7 @@ HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place
   };
   const auto their_turn = [&](int turn) {
     if constexpr (T::PINGPONG)
-      if (w != last || !at.last || turn + 1 < at.blocks)
+      if (w != last || turn + 1 < blocks() || !at.last())
         t.bar_arrive(barrier_id(attention_barrier::order, next), barrier_threads(attention_barrier::order));
   };
   auto& ks = cs.ks;
@@ -466,7 +513,6 @@ HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place
   uint32_t pw[T::P_WORDS];
   row_state rs;
   const q_slot<T> qs = q_slot<T>::of(at.n);
-  t.mbarrier_wait(c.sm.q_ring.full[qs.index], parity(qs.parity));
   const uint64_t q_desc = ptx::wgmma_desc_advance(cs.q_desc, uint32_t(qs.offset()));
   c.k_pipe.wait(ks);
   my_turn();
@@ -478,7 +524,7 @@ HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place
   ++ks;
   online_softmax<T>(t, s, rs, alpha, masked(0), row, cs.f.col0, p);
   pack_p<T>(s, pw);
-  for (int j = 1; j < at.blocks; ++j, ++ks, ++vs) {
+  for (int j = 1; j < blocks(); ++j, ++ks, ++vs) {
     c.k_pipe.wait(ks);
     c.v_pipe.wait(vs);
     my_turn();
@@ -496,12 +542,12 @@ HOPPER_HD void consume_tile(const role_context<T, Tg, Pipe>& c, const tile_place
     pack_p<T>(s, pw);
   }
   c.v_pipe.wait(vs);
-  issue_pv<T>(t, o, pw, v_at(vs.index()), at.blocks > 1);
+  issue_pv<T>(t, o, pw, v_at(vs.index()), blocks() > 1);
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(o);
   if (cs.warp == 0) c.v_pipe.template release<retired>(vs);
   ++vs;
-  store_o(c, at, w, cs.wg_thread, o, rs);
+  return store_o(c, at, w, cs.wg_thread, o, rs);
 }
 
 // Consumer warpgroup w: its state, warpgroup 0's first turn, then its rows of each tile.
@@ -521,7 +567,7 @@ HOPPER_HD void consume(const role_context<T, Tg, Pipe>& c, int w, int wg_thread)
   if constexpr (T::PINGPONG)
     if (w == T::CONSUMERS - 1)
       t.bar_arrive(barrier_id(attention_barrier::order, 0), barrier_threads(attention_barrier::order));
-  for_each_tile(c, [&](const tile_place& at) { consume_tile(c, at, cs); });
+  for_each_tile_landed(c, [&](const landed_tile<Tg>& at) { return consume_tile(c, at, cs); });
 }
 
 }  // namespace detail

@@ -87,6 +87,7 @@ outcome run(const problem& p, const inputs& in, uint64_t seed, int slow_cta = -1
     const body_smem<T, hm::target> sm{hm::shared_buffer(t, "Q", T::Q_STAGES, sizeof(typename T::q_tiles)),
                                       hm::shared_buffer(t, "K", T::STAGES, sizeof(typename T::k_stage)),
                                       hm::shared_buffer(t, "V", T::STAGES, sizeof(typename T::v_stage)),
+                                      hm::shared_buffer(t, "Q tile", T::Q_STAGES, sizeof(tile_place)),
                                       k_ring,
                                       v_ring,
                                       q_ring};

@@ -239,14 +239,14 @@ constexpr bool launches(const launch_plan& lp) {
 template <class Tg>
 body_params<Tg> params_of(const launch_plan& lp, gmem_of<Tg, float> lse, bool has_lse) {
   const problem& p = lp.prob;
-  return body_params<Tg>{int(p.heads),  int(p.heads / p.kv_heads),
-                         int(p.seq_q),  int(p.seq_k),
-                         lp.q_tiles,    lp.tiles,
-                         lp.grid,       p.causal,
-                         lp.scale_log2, lp.q.order,
-                         lp.k.order,    lp.v.order,
-                         lp.o.order,    lse,
-                         has_lse};
+  return body_params<Tg>{int(p.heads), int(p.heads / p.kv_heads),
+                         int(p.seq_q), int(p.seq_k),
+                         lp.q_tiles,   int(p.heads * p.batch),
+                         lp.tiles,     lp.grid,
+                         p.causal,     lp.scale_log2,
+                         lp.q.order,   lp.k.order,
+                         lp.v.order,   lp.o.order,
+                         lse,          has_lse};
 }
 
 }  // namespace hopper::attention

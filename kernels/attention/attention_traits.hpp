@@ -51,15 +51,19 @@ HOPPER_HD constexpr head_dim_shape shape_of(int d) {
 }
 HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
 
-// Registers per thread: the producer's, and the most each of `consumers` warpgroups can take
-// beside it from the CTA's launch pool (limits::launch_regs_per_thread; a multiple of 8, as
-// setmaxnreg takes; at most 240).
-inline constexpr uint32_t producer_regs = 32;
+// Registers per thread from the CTA's launch pool (limits::launch_regs_per_thread), in multiples of
+// 8 as setmaxnreg takes them: each of `consumers` warpgroups takes the most it can beside the
+// producer's least (32, which its tile walk needs; at most 240), and the producer what they leave.
+inline constexpr uint32_t least_producer_regs = 32;
+HOPPER_HD constexpr uint32_t launch_pool_regs(int consumers) {
+  return uint32_t(consumers + 1) * limits::launch_regs_per_thread(uint32_t(consumers + 1) * warpgroup_threads);
+}
 HOPPER_HD constexpr uint32_t consumer_regs(int consumers) {
-  const uint32_t pool =
-      uint32_t(consumers + 1) * limits::launch_regs_per_thread(uint32_t(consumers + 1) * warpgroup_threads);
-  const uint32_t share = (pool - producer_regs) / uint32_t(consumers) / 8u * 8u;
+  const uint32_t share = (launch_pool_regs(consumers) - least_producer_regs) / uint32_t(consumers) / 8u * 8u;
   return share < 240u ? share : 240u;
+}
+HOPPER_HD constexpr uint32_t producer_regs(int consumers) {
+  return (launch_pool_regs(consumers) - uint32_t(consumers) * consumer_regs(consumers)) / 8u * 8u;
 }
 
 // Q's buffers and their barriers, a ring of N: buffer i holds the Q of a CTA's tiles i, i + N, ..
@@ -69,6 +73,16 @@ template <int N, class B>
 struct q_ring_storage {
   B full[N];
   B empty[N];
+};
+
+// Which tile a Q buffer holds: written by the producer beside each Q it loads, before its arrive on
+// the buffer's full barrier, and read by the consumers once that barrier's phase completes, so that
+// the tile walk is computed by the producer alone (the consumers, at their registers' limit, only
+// read it): the tile's first row m0 of Q of (batch, head), its K/V head, the kv blocks it reads, its
+// number n among the CTA's tiles (n is Q's barriers' phase), and `last` (non-zero) on the CTA's
+// last tile.
+struct tile_place {
+  int32_t m0, head, kv_head, batch, blocks, n, last;
 };
 
 // PINGPONG: the two consumer warpgroups take turns at issuing their wgmma (named barriers,
@@ -109,22 +123,22 @@ struct attention_traits {
   // Per consumer thread: S (m64nBN), O (m64nD) as fp32 accumulators, P as bf16x2 words (wgmma's A
   // fragment: four words per k-step of 16 kv columns).
   static constexpr int ACC_S = BN / 2, ACC_O = D / 2, P_WORDS = BN / 4;
-  // Registers: two consumer warpgroups take 240 each, three 160, beside the producer's 32 (the
-  // tile walk's state: with 24 the producer spilled 20-24 bytes).
-  static constexpr uint32_t PRODUCER_REGS = producer_regs, CONSUMER_REGS = consumer_regs(CONSUMERS);
+  // Registers: two consumer warpgroups take 232 each beside the producer's 40, three 160 beside its
+  // 32 (the tile walk's state: with 24 the producer spilled 20-24 bytes).
+  static constexpr uint32_t PRODUCER_REGS = producer_regs(CONSUMERS), CONSUMER_REGS = consumer_regs(CONSUMERS);
 
   // The CTA's shared memory from a 1024-byte aligned base: Q's buffers (whose rows each warpgroup
   // rewrites with its O for the TMA store once its last S is computed), the K and V stages, the
-  // two rings' barriers and Q's.
+  // two rings' barriers and Q's, and which tile each Q buffer holds.
   struct shared_storage {
     alignas(gemm::swizzle_atom_bytes) q_tiles q[Q_STAGES];
     alignas(gemm::swizzle_atom_bytes) k_stage k[STAGES];
     alignas(gemm::swizzle_atom_bytes) v_stage v[STAGES];
     pipeline_storage<STAGES, uint64_t> k_ring, v_ring;
     q_ring_storage<Q_STAGES, uint64_t> q_ring;
+    tile_place tile[Q_STAGES];  // the tile each Q buffer holds
   };
-  static constexpr uint32_t SMEM =
-      uint32_t(offsetof(shared_storage, q_ring) + sizeof(q_ring_storage<Q_STAGES, uint64_t>));
+  static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, tile) + sizeof(tile_place[Q_STAGES]));
 
   static_assert(D % k_block == 0 && BN % k_block == 0, "whole k-blocks");
   static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");

@@ -110,12 +110,17 @@ TEST(AttentionPlan, InstanceShapesTheLaunch) {
   EXPECT_FALSE(ha::launches<ha::attention_traits<64>>(lp));
   EXPECT_FALSE(ha::launches<wide>(ha::make_launch_plan(p)));
   EXPECT_EQ(wide::CONSUMER_REGS, 160u);
-  // Two consumers beside the producer's 32 share the 168 registers per thread that 384 threads
-  // hold at launch: 232 each (240 would leave one setmaxnreg.inc waiting for ever).
+  // Two consumers beside the producer's least 32 share the 168 registers per thread that 384
+  // threads hold at launch: 232 each (240 would leave one setmaxnreg.inc waiting for ever), and
+  // the producer takes the 40 they leave. Three beside 32 take 160 and leave it none.
   EXPECT_EQ(ha::attention_traits<64>::CONSUMER_REGS, 232u);
-  EXPECT_TRUE(hopper::limits::register_split_fits(1, ha::producer_regs, 2, 232));
-  EXPECT_FALSE(hopper::limits::register_split_fits(1, ha::producer_regs, 2, 240));
-  EXPECT_TRUE(hopper::limits::register_split_fits(1, ha::producer_regs, 3, wide::CONSUMER_REGS));
+  EXPECT_EQ(ha::attention_traits<64>::PRODUCER_REGS, 40u);
+  EXPECT_EQ(wide::PRODUCER_REGS, 32u);
+  EXPECT_TRUE(hopper::limits::register_split_fits(1, 40, 2, 232));
+  EXPECT_FALSE(hopper::limits::register_split_fits(1, 48, 2, 232));
+  EXPECT_FALSE(hopper::limits::register_split_fits(1, ha::least_producer_regs, 2, 240));
+  EXPECT_TRUE(hopper::limits::register_split_fits(1, 32, 3, wide::CONSUMER_REGS));
+  EXPECT_FALSE(hopper::limits::register_split_fits(1, 40, 3, wide::CONSUMER_REGS));
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::attention_traits<128>::SHAPE); }, "head_dim 128");
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 3, 4}); }, "consumers 4");
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 96, 3, 2}); }, "block_n 96");
@@ -153,13 +158,13 @@ void expect_walk(const ha::problem& p, int resident, double most_over_mean) {
     double mine = 0;
     int n = 0;
     for (; ha::detail::cta_tile(b, n, lp.grid) < lp.tiles; ++n) {
-      const ha::detail::tile_place at = ha::detail::place_of<T>(b, n, bp);
+      const ha::tile_place at = ha::detail::place_of<T>(b, n, bp);
       ASSERT_EQ(at.n, n);
       ASSERT_EQ(at.m0 % T::BM, 0);
       ASSERT_LT(at.m0, p.seq_q);
       const int index = (int(at.batch) * int(p.heads) + at.head) * lp.q_tiles + at.m0 / T::BM;
       ++seen.at(size_t(index));
-      EXPECT_EQ(at.last, ha::detail::cta_tile(b, n + 1, lp.grid) >= lp.tiles);
+      EXPECT_EQ(at.last != 0, ha::detail::cta_tile(b, n + 1, lp.grid) >= lp.tiles);
       mine += at.blocks;
     }
     EXPECT_GE(n, 1) << "CTA " << b << " of " << lp.grid << " has no tile";
