@@ -42,22 +42,20 @@ struct coord_order {
   uint8_t seq = 1, head = 2, batch = 3;
 };
 
-// What the body needs at run time besides the four tensor maps. With one CTA per tile, tile i
-// computes tile (i % q_tiles) of Q of (batch, head) pair i / q_tiles, counted from the last with a
-// causal mask (head-major, so that the CTAs running at once share a head's K and V, and within a
-// head the longest rows first; the hardware hands each freed SM the next tile). A persistent
-// grid must balance its static walk itself: with a causal mask its tile i is tile
-// q_tiles - 1 - i / (heads batch) of pair i % (heads batch), the longest rows of every head
-// first. A pair is head (pair % heads) of batch pair / heads; its K/V head is head / kv_group.
-// Block b of the grid of `ctas` computes, in its round r, tile r ctas + b, or r ctas + ctas - 1 - b
-// in odd rounds (cta_tile), below `tiles`.
+// What the body needs at run time besides the four tensor maps. Tile i is one of Q's tiles of
+// (batch, head) pair i / q_tiles, head-major, so that the CTAs running at once share a few heads'
+// K and V in L2. A pair is head (pair % heads) of batch pair / heads; its K/V head is
+// head / kv_group. Within a head, without a causal mask, tile i computes Q's tile i % q_tiles.
+// With one, one CTA per tile takes a head's longest rows first (the hardware hands each freed SM
+// the next tile), and a persistent grid, whose static walk must balance itself, takes them as
+// pairs of a long and a short tile, each pair the same work: the last tile of Q and the first,
+// the one before the last and the second, ... (cta_tile hands out the pairs).
 template <class Tg>
 struct body_params {
   int heads, kv_group;  // Q heads; Q heads per K/V head
   int seq_q, seq_k;
   int q_tiles;  // ceil(seq_q / BM)
-  int pairs;    // heads x batch
-  int tiles;    // q_tiles x pairs
+  int tiles;    // q_tiles x heads x batch
   int ctas;     // the grid: tiles, or fewer walking them
   bool causal;
   float scale_log2;  // the softmax scale times log2(e): exp(scale s) = 2^(scale_log2 s)
@@ -148,22 +146,28 @@ HOPPER_HD void store_box(const Tg& t, const typename Tg::tensor_map_type& map, S
   t.cp_async_bulk_tensor_global_shared_cta(map, src, d, c1, c2, c3);
 }
 
-// The tile block `b` of a grid of `ctas` computes in its round `r`: the rounds go back and forth
-// over the grid, so that with a causal mask (tiles longest first) the short tiles of a round
-// fall to the CTAs that had the long ones in the last. `tiles` or more: none.
-HOPPER_HD constexpr int64_t cta_tile(int b, int r, int ctas) {
-  return int64_t(r) * ctas + (r % 2 == 0 ? b : ctas - 1 - b);
+// The n-th tile block `b` of a grid of `ctas` computes, of `tiles`; `tiles` or more: none. With
+// a CTA per tile, tile b alone. A persistent grid (fewer CTAs) takes the tiles two at a time:
+// round r gives block b tiles 2 (r ctas + b) and the one after it, so a round's CTAs cover
+// 2 ctas consecutive tiles (a few heads) and, with a causal mask, the same work each.
+HOPPER_HD constexpr int64_t cta_tile(int b, int n, int ctas, int tiles) {
+  if (ctas >= tiles) return int64_t(n) * ctas + b;
+  return 2 * (int64_t(n / 2) * ctas + b) + n % 2;
+}
+
+// Q's tile that position i of a head's tiles computes (see body_params).
+HOPPER_HD constexpr int q_tile_at(int i, int q_tiles, bool causal, bool paired) {
+  if (!causal) return i;
+  if (!paired) return q_tiles - 1 - i;
+  return i % 2 == 0 ? q_tiles - 1 - i / 2 : i / 2;
 }
 
 // The n-th tile of block b (the producer's walk; the consumers read it from shared memory).
 template <class T, class Tg>
 HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
-  const int tile = int(cta_tile(b, n, p.ctas));
-  const int pairs = p.pairs;
-  const bool by_length = p.causal && p.ctas < p.tiles;
-  int qt = by_length ? p.q_tiles - 1 - tile / pairs : tile % p.q_tiles;
-  if (p.causal && !by_length) qt = p.q_tiles - 1 - qt;
-  const int bh = by_length ? tile % pairs : tile / p.q_tiles;
+  const int tile = int(cta_tile(b, n, p.ctas, p.tiles));
+  const int qt = q_tile_at(tile % p.q_tiles, p.q_tiles, p.causal, p.ctas < p.tiles);
+  const int bh = tile / p.q_tiles;
   tile_place at;
   at.m0 = qt * T::BM;
   at.head = bh % p.heads;
@@ -171,7 +175,7 @@ HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
   at.kv_head = at.head / p.kv_group;
   at.blocks = kv_blocks(at.m0, T::BM, p.seq_q, p.seq_k, p.causal, T::BN);
   at.n = n;
-  at.last = cta_tile(b, n + 1, p.ctas) >= p.tiles;
+  at.last = cta_tile(b, n + 1, p.ctas, p.tiles) >= p.tiles;
   return at;
 }
 
@@ -195,7 +199,7 @@ HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe, class F>
 HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
   const int b = int(c.t.block());
-  for (int n = 0; cta_tile(b, n, c.p.ctas) < c.p.tiles; ++n) f(place_of<T>(b, n, c.p));
+  for (int n = 0; cta_tile(b, n, c.p.ctas, c.p.tiles) < c.p.tiles; ++n) f(place_of<T>(b, n, c.p));
 }
 
 // A tile as the consumers see it: the producer's tile_place beside the tile's Q, each field read

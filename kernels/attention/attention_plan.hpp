@@ -196,9 +196,9 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
 // The plan of problem `p` (validated) for instance `instance`: the rule's choice over `sms` SMs
 // (choose_shape, attention_rule.hpp) where it is left empty, another one of the same head
 // dimension for A/B measurements of the choice.
-// `resident` 0: one CTA per tile; otherwise a persistent grid of min(tiles, resident) CTAs, CTA b
-// computing tile b of the first round of `grid` tiles, grid - 1 - b of the second, b of the
-// third, ... (cta_tile, attention_body.hpp).
+// `resident` 0, or as many as the tiles: one CTA per tile. Otherwise a persistent grid of
+// min(resident, ceil(tiles / 2)) CTAs that take the tiles two at a time, a pair per CTA a round
+// (cta_tile, attention_body.hpp).
 inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0,
                                     int sms = reference_sms) {
   validate(p);
@@ -216,7 +216,7 @@ inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = 
   lp.shape = sh;
   lp.q_tiles = int(detail::q_tiles_of(p, sh));
   lp.tiles = int(int64_t(lp.q_tiles) * p.heads * p.batch);
-  lp.grid = resident == 0 || resident > lp.tiles ? lp.tiles : resident;
+  lp.grid = resident == 0 || resident >= lp.tiles ? lp.tiles : std::min(resident, (lp.tiles + 1) / 2);
   lp.threads = sh.threads();
   // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
   // rows (one consumer warpgroup's).
@@ -239,14 +239,14 @@ constexpr bool launches(const launch_plan& lp) {
 template <class Tg>
 body_params<Tg> params_of(const launch_plan& lp, gmem_of<Tg, float> lse, bool has_lse) {
   const problem& p = lp.prob;
-  return body_params<Tg>{int(p.heads), int(p.heads / p.kv_heads),
-                         int(p.seq_q), int(p.seq_k),
-                         lp.q_tiles,   int(p.heads * p.batch),
-                         lp.tiles,     lp.grid,
-                         p.causal,     lp.scale_log2,
-                         lp.q.order,   lp.k.order,
-                         lp.v.order,   lp.o.order,
-                         lse,          has_lse};
+  return body_params<Tg>{int(p.heads),  int(p.heads / p.kv_heads),
+                         int(p.seq_q),  int(p.seq_k),
+                         lp.q_tiles,    lp.tiles,
+                         lp.grid,       p.causal,
+                         lp.scale_log2, lp.q.order,
+                         lp.k.order,    lp.v.order,
+                         lp.o.order,    lse,
+                         has_lse};
 }
 
 }  // namespace hopper::attention
