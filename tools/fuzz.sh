@@ -13,7 +13,8 @@ seconds=${HOPPER_FUZZ_SECONDS:-30}
 cxx=$(command -v clang++-14 || command -v clang++ || true)
 [ -n "$cxx" ] || { echo "fuzz: no clang++ (libFuzzer needs clang)"; exit 1; }
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
+# Line tables only (-g1), as in tools/sanitize_host.sh.
+cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER="$cxx" \
   -DHOPPER_ENABLE_CUDA=OFF -DHOPPER_FUZZ=ON -DHOPPER_BUILD_TESTS=ON -DHOPPER_BUILD_BENCH=OFF \
   -DHOPPER_BUILD_APPS=OFF -DHOPPER_BUILD_EXAMPLES=OFF >/dev/null
 targets=()
