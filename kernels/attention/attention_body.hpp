@@ -203,8 +203,8 @@ HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
 }
 
 // A tile as the consumers see it: the producer's tile_place beside the tile's Q, each field read
-// from shared memory where it is used, so that none holds a register through the tile (loads are
-// not recomputed the way the walk's arithmetic on the parameters is). Valid from the completion of
+// from shared memory where it is used, so that none holds a register through the tile (a loaded
+// value, unlike arithmetic on the parameters, cannot be recomputed later). Valid from the completion of
 // Q's full barrier until the consumer's arrive on its empty one, after which the producer writes
 // the next tile's place there.
 template <class Tg>

@@ -80,7 +80,7 @@ struct q_ring_storage {
 // the tile walk is computed by the producer alone (the consumers, at their registers' limit, only
 // read it): the tile's first row m0 of Q of (batch, head), its K/V head, the kv blocks it reads, its
 // number n among the CTA's tiles (n is Q's barriers' phase), and `last` (non-zero) on the CTA's
-// last tile.
+// last tile. kv_head and n stay with the producer; the other fields are what it writes.
 struct tile_place {
   int32_t m0, head, kv_head, batch, blocks, n, last;
 };

@@ -188,6 +188,22 @@ void expect_walk(const ha::problem& p, int resident, double most_over_mean) {
   }
 }
 
+// first_masked_block: block j needs the mask exactly when it reaches past seq_k or, causal, past
+// the first row, for every kv block width, row and length.
+TEST(AttentionPlan, FirstMaskedBlockIsWhereMaskingStarts) {
+  for (int bn : {64, 128, 192, 256})
+    for (bool causal : {false, true})
+      for (int seq_k = 1; seq_k <= 700; seq_k += 7)
+        for (int first_row = 0; first_row <= 700; first_row += 64) {
+          const int from = ha::detail::first_masked_block(first_row, seq_k, causal, bn);
+          for (int j = 0; j * bn < seq_k + bn; ++j) {
+            const int end = (j + 1) * bn;
+            const bool masked = end > seq_k || (causal && end - 1 > first_row);
+            ASSERT_EQ(j >= from, masked) << "bn " << bn << " seq_k " << seq_k << " row " << first_row << " block " << j;
+          }
+        }
+}
+
 TEST(AttentionPlan, PersistentWalkCoversEveryTileOnceAndEvensCausalWork) {
   using three = ha::attention_traits<64, true, 128, 3, 3>;
   for (bool causal : {false, true})
