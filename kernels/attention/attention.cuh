@@ -39,8 +39,9 @@ inline hopper::tensor_map encode(const map_spec& s, const void* base) {
 
 // The kernel of instances[I] (attention_rule.hpp).
 template <size_t I>
-using instance_traits = attention_traits<instances[I].shape.head_dim, true, instances[I].shape.block_n,
-                                         instances[I].shape.stages, instances[I].shape.consumers>;
+using instance_traits =
+    attention_traits<instances[I].shape.head_dim, true, instances[I].shape.block_n, instances[I].shape.stages,
+                     instances[I].shape.consumers, instances[I].shape.q_stages>;
 
 // f(instance_traits<I>{}) for the compiled instance I of shape `s`; false where none is `s`.
 template <class F, size_t... I>
@@ -54,7 +55,8 @@ bool visit_instance(const head_dim_shape& s, F&& f) {
 
 inline std::string shape_name(const head_dim_shape& s) {
   return "{head_dim " + std::to_string(s.head_dim) + ", block_n " + std::to_string(s.block_n) + ", stages " +
-         std::to_string(s.stages) + ", consumers " + std::to_string(s.consumers) + "}";
+         std::to_string(s.stages) + ", consumers " + std::to_string(s.consumers) + ", q_stages " +
+         std::to_string(s.q_stages) + "}";
 }
 
 inline int device_sms() {
@@ -92,8 +94,8 @@ class plan {
  public:
   // The instance the rule chooses for this device (choose_shape), or `instance`: another of the
   // head dimension, for A/B measurements, launched with run_as where it is not compiled for run
-  // (attention_rule.hpp's instances). `resident` other than 0: a persistent grid of that many CTAs
-  // walking the tiles (resident_ctas for the device's), instead of one CTA per tile.
+  // (attention_rule.hpp's instances). `resident`: the CTAs a persistent grid may have (0: one per SM
+  // of this device, every CTA it holds at once; one_cta_per_tile for a CTA per tile).
   plan(const problem& p, const void* q, const void* k, const void* v, void* o, float* lse = nullptr,
        head_dim_shape instance = {}, int resident = 0)
       : lp_(make_launch_plan(p, instance, resident, detail::device_sms())) {

@@ -204,7 +204,8 @@ HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
 
 // A tile as the consumers see it: the producer's tile_place beside the tile's Q, each field read
 // from shared memory where it is used, so that none holds a register through the tile (a loaded
-// value, unlike arithmetic on the parameters, cannot be recomputed later). Valid from the completion of
+// value, unlike arithmetic on the parameters, cannot be recomputed later) unless the consumer keeps
+// it (consume_tile keeps the two its kv loop tests at every block). Valid from the completion of
 // Q's full barrier until the consumer's arrive on its empty one, after which the producer writes
 // the next tile's place there.
 template <class Tg>
@@ -489,10 +490,11 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
   const body_params<Tg>& p = c.p;
   constexpr auto retired = release_sem::relaxed;
   const int w = cs.w;
-  // The tile's kv blocks, whether block j is masked, and this thread's first row in the sequence:
-  // each read from the tile's place where it is used, so that none holds a register.
-  const auto blocks = [&] { return at.blocks(); };
-  const auto masked = [&](int j) { return j >= first_masked_block(at.m0() + w * wgmma_m, p.seq_k, p.causal, T::BN); };
+  // The tile's kv blocks and its first masked one, held in registers: the loop tests both at every
+  // block. This thread's first row in the sequence, read from the tile's place where the mask uses it.
+  const int blocks = at.blocks();
+  const int first_masked = first_masked_block(at.m0() + w * wgmma_m, p.seq_k, p.causal, T::BN);
+  const auto masked = [&](int j) { return j >= first_masked; };
   const auto row = [&] { return at.m0() + w * wgmma_m + cs.f.row0; };
   const auto k_at = [&](uint32_t stage) {
     return ptx::wgmma_desc_advance(cs.k_desc, stage * uint32_t(sizeof(typename T::k_stage)));
@@ -507,7 +509,7 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
   };
   const auto their_turn = [&](int turn) {
     if constexpr (T::PINGPONG)
-      if (w != last || turn + 1 < blocks() || !at.last())
+      if (w != last || turn + 1 < blocks || !at.last())
         t.bar_arrive(barrier_id(attention_barrier::order, next), barrier_threads(attention_barrier::order));
   };
   auto& ks = cs.ks;
@@ -528,7 +530,7 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
   ++ks;
   online_softmax<T>(t, s, rs, alpha, masked(0), row, cs.f.col0, p);
   pack_p<T>(s, pw);
-  for (int j = 1; j < blocks(); ++j, ++ks, ++vs) {
+  for (int j = 1; j < blocks; ++j, ++ks, ++vs) {
     c.k_pipe.wait(ks);
     c.v_pipe.wait(vs);
     my_turn();
@@ -546,7 +548,7 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
     pack_p<T>(s, pw);
   }
   c.v_pipe.wait(vs);
-  issue_pv<T>(t, o, pw, v_at(vs.index()), blocks() > 1);
+  issue_pv<T>(t, o, pw, v_at(vs.index()), blocks > 1);
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(o);
   if (cs.warp == 0) c.v_pipe.template release<retired>(vs);

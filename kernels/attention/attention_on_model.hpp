@@ -46,8 +46,8 @@ inline hm::tensor_view view_of(const map_spec& s, hm::buffer& b) {
 inline constexpr uint16_t poison = 0x7fff;
 
 // One launch of instance T (T::HEAD_DIM must be the problem's head dimension), with the faults
-// `faults` planted (hopper/model/fault.hpp), on a grid of `resident` CTAs that walk the tiles (0:
-// one CTA per tile).
+// `faults` planted (hopper/model/fault.hpp), on the grid make_launch_plan makes for `resident` CTAs
+// (0: the reference machine's SMs, the grid the device gets; one_cta_per_tile).
 template <class T>
 outcome run(const problem& p, const inputs& in, uint64_t seed, int slow_cta = -1, hm::step_chooser* chooser = nullptr,
             const std::vector<hm::fault>& faults = {}, int resident = 0) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -196,27 +197,32 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
 // The plan of problem `p` (validated) for instance `instance`: the rule's choice over `sms` SMs
 // (choose_shape, attention_rule.hpp) where it is left empty, another one of the same head
 // dimension for A/B measurements of the choice.
-// `resident` 0, or as many as the tiles: one CTA per tile. Otherwise a persistent grid of
-// min(resident, ceil(tiles / 2)) CTAs that take the tiles two at a time, a pair per CTA a round
-// (cta_tile, attention_body.hpp).
+// The grid: where there are more tiles than `resident` CTAs (0: `sms`, every CTA the device holds
+// at once, one per SM), a persistent grid of min(resident, ceil(tiles / 2)) CTAs that take the
+// tiles two at a time, a pair per CTA a round (cta_tile, attention_body.hpp); otherwise one CTA
+// per tile (one_cta_per_tile asks for it at any size).
+inline constexpr int one_cta_per_tile = std::numeric_limits<int>::max();
 inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0,
                                     int sms = reference_sms) {
   validate(p);
   const head_dim_shape sh = instance.head_dim == 0 ? choose_shape(p, sms) : instance;
   const bool wgmma_n = sh.block_n == 64 || sh.block_n == 128 || sh.block_n == 192 || sh.block_n == 256;
   if (sh.head_dim != p.head_dim || sh.consumers < 2 || sh.consumers > max_consumer_warpgroups || !wgmma_n ||
-      sh.stages <= 0)
+      sh.stages <= 0 || sh.q_stages < 1 || sh.q_stages > 2)
     detail::reject("instance {head_dim " + std::to_string(sh.head_dim) + ", block_n " + std::to_string(sh.block_n) +
                    ", stages " + std::to_string(sh.stages) + ", consumers " + std::to_string(sh.consumers) +
-                   "} is not one of head_dim " + std::to_string(p.head_dim));
+                   ", q_stages " + std::to_string(sh.q_stages) + "} is not one of head_dim " +
+                   std::to_string(p.head_dim));
   detail::check_grid(p, sh);
-  if (resident < 0) detail::reject("resident CTAs " + std::to_string(resident) + " is negative (0: one CTA per tile)");
+  if (resident < 0) detail::reject("resident CTAs " + std::to_string(resident) + " is negative (0: one per SM)");
   launch_plan lp;
   lp.prob = p;
   lp.shape = sh;
   lp.q_tiles = int(detail::q_tiles_of(p, sh));
   lp.tiles = int(int64_t(lp.q_tiles) * p.heads * p.batch);
-  lp.grid = resident == 0 || resident >= lp.tiles ? lp.tiles : std::min(resident, (lp.tiles + 1) / 2);
+  if (resident == 0) detail::check_sms(sms);
+  const int ctas = resident == 0 ? sms : resident;
+  lp.grid = ctas >= lp.tiles ? lp.tiles : std::min(ctas, (lp.tiles + 1) / 2);
   lp.threads = sh.threads();
   // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
   // rows (one consumer warpgroup's).

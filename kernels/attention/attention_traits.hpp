@@ -28,25 +28,31 @@ using gemm::wgmma_m;
 // The most consumer warpgroups a CTA has (its named barriers are laid out for this many).
 inline constexpr int max_consumer_warpgroups = 3;
 
-// One instance of the kernel: its head dimension, kv block, ring depth and consumer warpgroups
-// (the tile of Q is 64 rows per consumer warpgroup: wgmma's m64).
+// One instance of the kernel: its head dimension, kv block, ring depth, consumer warpgroups (the
+// tile of Q is 64 rows per consumer warpgroup: wgmma's m64) and Q's buffers.
 struct head_dim_shape {
-  int head_dim = 0, block_n = 0, stages = 0, consumers = 0;
+  int head_dim = 0, block_n = 0, stages = 0, consumers = 0, q_stages = 1;
   HOPPER_HD constexpr int block_m() const { return consumers * wgmma_m; }
   HOPPER_HD constexpr int threads() const { return (consumers + 1) * warpgroup_threads; }
   HOPPER_HD constexpr bool operator==(const head_dim_shape& o) const {
-    return head_dim == o.head_dim && block_n == o.block_n && stages == o.stages && consumers == o.consumers;
+    return head_dim == o.head_dim && block_n == o.block_n && stages == o.stages && consumers == o.consumers &&
+           q_stages == o.q_stages;
   }
 };
 // The first instance of head dimension d (attention_rule.hpp lists every compiled one and chooses
 // among them), all zeros where it is not instantiated: two consumer warpgroups, the widest kv
 // block whose S (BN / 2 fp32), P (BN / 4 words) and O (D / 2 fp32) fit a consumer thread's
-// registers, and the deepest rings that fit shared memory beside Q. A function, not a table: the
-// body's device code evaluates it at compile time and may reference no host variable.
+// registers, the deepest rings that fit shared memory beside Q, and q_stages_of's Q buffers. A
+// function, not a table: the body's device code evaluates it at compile time and may reference no
+// host variable.
+// Q's buffers by default: two where they fit in shared memory beside the rings (not at head
+// dimension 256: 64 KiB each) and the producer's registers hold the walk beside them (not beside
+// three consumer warpgroups: at 32 registers the producer spills 12 bytes with two).
+HOPPER_HD constexpr int q_stages_of(int d, int consumers) { return d != 256 && consumers == 2 ? 2 : 1; }
 HOPPER_HD constexpr head_dim_shape shape_of(int d) {
-  return d == 64    ? head_dim_shape{64, 128, 3, 2}
-         : d == 128 ? head_dim_shape{128, 128, 2, 2}
-         : d == 256 ? head_dim_shape{256, 64, 2, 2}
+  return d == 64    ? head_dim_shape{64, 128, 3, 2, q_stages_of(64, 2)}
+         : d == 128 ? head_dim_shape{128, 128, 2, 2, q_stages_of(128, 2)}
+         : d == 256 ? head_dim_shape{256, 64, 2, 2, q_stages_of(256, 2)}
                     : head_dim_shape{};
 }
 HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
@@ -88,18 +94,19 @@ struct tile_place {
 // PINGPONG: the two consumer warpgroups take turns at issuing their wgmma (named barriers,
 // attention_barrier::order), so that one's softmax runs while the tensor cores compute the
 // other's products.
-// BN_, STAGES_ and CONSUMERS_ other than shape_of's: for A/B measurements of the choice.
-// Q_STAGES_ 2: two Q buffers, so that on a persistent grid the next tile's Q lands while the
-// consumers still compute and store this one's (1: it waits for this tile's stores of O).
+// BN_, STAGES_, CONSUMERS_ and Q_STAGES_ other than shape_of's: the rule's other instances and
+// A/B measurements of the choice. Q_STAGES_ 2: two Q buffers, so that on a persistent grid the
+// next tile's Q lands while the consumers still compute and store this one's (1: it waits for
+// this tile's stores of O).
 template <int D, bool PINGPONG_ = true, int BN_ = shape_of(D).block_n, int STAGES_ = shape_of(D).stages,
-          int CONSUMERS_ = shape_of(D).consumers, int Q_STAGES_ = 1>
+          int CONSUMERS_ = shape_of(D).consumers, int Q_STAGES_ = q_stages_of(D, CONSUMERS_)>
 struct attention_traits {
   static constexpr bool PINGPONG = PINGPONG_;
   static constexpr int Q_STAGES = Q_STAGES_;
   static_assert(Q_STAGES == 1 || Q_STAGES == 2, "one or two Q buffers");
   static_assert(shape_of(D).head_dim == D, "head dimension 64, 128 or 256 (shape_of)");
   static_assert(CONSUMERS_ >= 2 && CONSUMERS_ <= max_consumer_warpgroups, "two or three consumer warpgroups");
-  static constexpr head_dim_shape SHAPE{D, BN_, STAGES_, CONSUMERS_};
+  static constexpr head_dim_shape SHAPE{D, BN_, STAGES_, CONSUMERS_, Q_STAGES_};
   static constexpr int HEAD_DIM = D, BN = BN_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
   static constexpr int BM = SHAPE.block_m(), THREADS = SHAPE.threads();
   static constexpr int DK = D / k_block;   // the head dimension's k-blocks (Q's and K's tiles)
@@ -146,6 +153,9 @@ struct attention_traits {
   static_assert(SMEM <= uint32_t(limits::max_smem_per_block), "fits in 227 KiB of shared memory");
   static_assert(limits::register_split_fits(1, PRODUCER_REGS, CONSUMERS, CONSUMER_REGS),
                 "setmaxnreg inside the CTA's launch pool");
+  // The launch pool is the register file's share of THREADS: one CTA per SM, so that a persistent
+  // grid of as many CTAs as SMs is every CTA the device holds at once (make_launch_plan).
+  static_assert(2 * launch_pool_regs(CONSUMERS) * warpgroup_threads > limits::registers_per_sm, "one CTA per SM");
   static_assert(sizeof(k_stage) < (1u << 20) && sizeof(v_stage) < (1u << 20), "tx-count limit of an mbarrier phase");
 };
 

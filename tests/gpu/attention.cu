@@ -32,15 +32,19 @@ std::string describe(const ha::problem& p) {
 }
 
 // Runs `p` on fresh inputs and checks `rows_per_head` sampled rows of every (batch, head), or every
-// row when 0. V: the instance to launch (run_as), void for the plan's own (run); resident > 0: on
-// a persistent grid of that many CTAs.
+// row when 0. V: the instance to launch (run_as), void for the plan's own (run); resident: the
+// plan's (make_launch_plan: 0, a persistent grid of the device's CTAs; one_cta_per_tile; or a
+// persistent grid of that many).
 template <class V = void>
 void expect_correct(const ha::problem& p, int rows_per_head = 0, int resident = 0) {
   std::string what = describe(p) + " seed " + std::to_string(hopper_test::fresh_seed());
   if constexpr (!std::is_void_v<V>)
     what += " instance kv " + std::to_string(V::BN) + " stages " + std::to_string(V::STAGES) + " consumers " +
             std::to_string(V::CONSUMERS) + (V::PINGPONG ? "" : " flat") + (V::Q_STAGES > 1 ? " two Q buffers" : "");
-  if (resident > 0) what += " persistent " + std::to_string(resident) + " CTAs";
+  if (resident == ha::one_cta_per_tile)
+    what += " one CTA per tile";
+  else if (resident > 0)
+    what += " persistent " + std::to_string(resident) + " CTAs";
   std::mt19937_64 rng(hopper_test::fresh_seed() ^ uint64_t(p.seq_q * 131 + p.seq_k * 7 + p.head_dim + p.heads));
   const size_t nq = ha::span_elements(p.q, p.seq_q, p.heads, p.batch, p.head_dim);
   const size_t nk = ha::span_elements(p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim);
@@ -154,15 +158,18 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   expect_instance_correct<ha::attention_traits<64, false>>();
   expect_instance_correct<ha::attention_traits<64, true, 192, 3>>();
   expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3>>();
+  expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3, 2>>();
   expect_instance_correct<ha::attention_traits<64, false, 128, 3, 3>>();
+  expect_instance_correct<ha::attention_traits<64, true, 128, 3, 2, 1>>();
   expect_instance_correct<ha::attention_traits<128, false>>();
-  expect_instance_correct<ha::attention_traits<128, true, 128, 3>>();
+  expect_instance_correct<ha::attention_traits<128, true, 128, 3, 2, 1>>();
+  expect_instance_correct<ha::attention_traits<128, true, 128, 2, 2, 1>>();
   expect_instance_correct<ha::attention_traits<256, false>>();
 }
 
-// A persistent grid: the device's resident CTAs, and a few CTAs walking many tiles each (their
-// rings running on from tile to tile, Q reloaded once the last tile's O has left), on every head
-// dimension, causal and not, tails and GQA.
+// A persistent grid: the device's resident CTAs (the plan's own), and a few CTAs walking many
+// tiles each (their rings running on from tile to tile, Q reloaded once the last tile's O has
+// left), on every head dimension, causal and not, tails and GQA; and one CTA per tile.
 TEST(AttentionInstances, PersistentGrid) {
   HOPPER_REQUIRE_SM90();
   for (int d : {64, 128, 256}) {
@@ -172,21 +179,27 @@ TEST(AttentionInstances, PersistentGrid) {
       expect_correct(ha::problem::packed(1, 2, 2, 1000, 77, d), 0, resident);
     }
     for (const ha::problem& p :
-         {ha::problem::packed(4, 8, 2, 2048, 2048, d, true), ha::problem::packed(2, 16, 16, 1024, 1024, d)})
+         {ha::problem::packed(4, 8, 2, 2048, 2048, d, true), ha::problem::packed(2, 16, 16, 1024, 1024, d)}) {
       expect_correct(p, 16, ha::resident_ctas(p));
+      expect_correct(p, 16, ha::one_cta_per_tile);
+    }
   }
   using three = ha::attention_traits<64, true, 128, 3, 3>;
   expect_correct<three>(ha::problem::packed(1, 4, 1, 577, 577, 64, true), 0, 5);
   expect_correct<three>(ha::problem::packed(2, 16, 16, 1024, 1024, 64), 16, ha::resident_ctas<three>());
-  // Two Q buffers: a CTA's tile n + 2 loads Q where tile n's O has left.
-  using two_q64 = ha::attention_traits<64, true, 128, 3, 2, 2>;
-  using two_q128 = ha::attention_traits<128, true, 128, 2, 2, 2>;
+  // One Q buffer and two (the default at head dimensions 64 and 128: a CTA's tile n + 2 loads Q
+  // where tile n's O has left).
+  using one_q64 = ha::attention_traits<64, true, 128, 3, 2, 1>;
+  using one_q128 = ha::attention_traits<128, true, 128, 2, 2, 1>;
+  using two_q64 = ha::attention_traits<64>;
+  using two_q128 = ha::attention_traits<128>;
+  static_assert(two_q64::Q_STAGES == 2 && two_q128::Q_STAGES == 2, "two Q buffers by default");
   for (bool causal : {false, true}) {
     expect_correct<two_q64>(ha::problem::packed(1, 4, 1, 577, 577, 64, causal), 0, 3);
     expect_correct<two_q128>(ha::problem::packed(2, 3, 3, 129, 300, 128, causal), 0, 2);
-    expect_correct<two_q64>(ha::problem::packed(4, 8, 2, 2048, 2048, 64, causal), 16, ha::resident_ctas<two_q64>());
-    expect_correct<two_q128>(ha::problem::packed(2, 16, 16, 1024, 1024, 128, causal), 16,
-                             ha::resident_ctas<two_q128>());
+    expect_correct<one_q64>(ha::problem::packed(4, 8, 2, 2048, 2048, 64, causal), 16, ha::resident_ctas<one_q64>());
+    expect_correct<one_q128>(ha::problem::packed(2, 16, 16, 1024, 1024, 128, causal), 16,
+                             ha::resident_ctas<one_q128>());
   }
 }
 
@@ -220,11 +233,12 @@ TEST(AttentionInstances, AnotherInstancesPlanRefusesTheDefaultLaunch) {
 }
 
 // The rule's instance (attention_rule.hpp) is the one run launches: three consumer warpgroups at
-// head dimension 64 where the SMs have many tiles each, two where one wave holds every tile.
+// head dimension 64 where the SMs have many tiles each and the 192-row tile wastes little, two
+// where it wastes more (causal at 2k) and where one wave holds every tile.
 TEST(AttentionInstances, RuleChoiceIsLaunched) {
   HOPPER_REQUIRE_SM90();
-  for (const auto& [p, consumers] : {std::pair<ha::problem, int>{ha::problem::packed(4, 16, 16, 1024, 1024, 64), 3},
-                                     {ha::problem::packed(2, 16, 4, 2048, 2048, 64, true), 3},
+  for (const auto& [p, consumers] : {std::pair<ha::problem, int>{ha::problem::packed(2, 16, 4, 4096, 4096, 64), 3},
+                                     {ha::problem::packed(2, 16, 4, 2048, 2048, 64, true), 2},
                                      {ha::problem::packed(1, 4, 4, 2048, 2048, 64), 2}}) {
     const ha::launch_plan lp = ha::make_launch_plan(p, {}, 0, 132);
     EXPECT_EQ(lp.shape.consumers, consumers) << describe(p) << "\n" << ha::explain(p, 132);
@@ -266,13 +280,13 @@ double sustained_ms(F&& launch) {
 }
 
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
-// random inputs, for the rule's instance and the others in the same process (A/B at the running
-// clock: a persistent grid of the device's resident CTAs; two consumer warpgroups with and without
-// ping-pong; for head dim 64 a 192-wide kv block and three consumer warpgroups with and without
-// ping-pong; for head dim 128 three stages). For a first look; bench_attention.py measures against cuDNN and the flash
-// backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, and
-// HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "persistent") only those variants beside the rule's
-// instance, for a profiler's run.
+// random inputs, for the rule's instance and the others in the same process, each on the persistent
+// grid (A/B at the running clock: one CTA per tile; two consumer warpgroups with and without
+// ping-pong, and with one Q buffer; for head dim 64 a 192-wide kv block and three consumer
+// warpgroups with and without ping-pong and with two Q buffers; for head dim 128 three stages). For a first look;
+// bench_attention.py measures against cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example
+// 128:4096:0) measures that shape alone, and HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "persistent") only those
+// variants beside the rule's instance, for a profiler's run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
   return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
@@ -314,24 +328,23 @@ void throughput_of_head_dim() {
         const double w = sustained_ms([&] { return b.template run_as<V>(); });
         std::printf("; %s %.1f TFLOP/s (%.3f)", what, tf / w, w / ours);
       };
-      if (variant_selected("persistent")) {
-        const ha::plan b(p, q, k, v, o, nullptr, {}, ha::resident_ctas(p));
+      if (variant_selected("one CTA per tile")) {
+        const ha::plan b(p, q, k, v, o, nullptr, {}, ha::one_cta_per_tile);
         const double w = sustained_ms([&] { return b.run(); });
-        std::printf("; persistent %.1f TFLOP/s (%.3f)", tf / w, w / ours);
+        std::printf("; one CTA per tile %.1f TFLOP/s (%.3f)", tf / w, w / ours);
       }
+      constexpr ha::head_dim_shape s = ha::shape_of(D);
       variant(ha::attention_traits<D>{}, "two consumers");
       variant(ha::attention_traits<D, false>{}, "two without ping-pong");
+      if constexpr (s.q_stages == 2)
+        variant(ha::attention_traits<D, true, s.block_n, s.stages, 2, 1>{}, "one Q buffer");
       if constexpr (D == 64) {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
+        variant(ha::attention_traits<64, true, 128, 3, 3, 2>{}, "three consumers, two Q buffers");
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
       }
-      if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3>{}, "three stages");
-      // The persistent grid with two Q buffers (the rule's instance at hd128; two consumers at hd64).
-      if constexpr (D != 256) {
-        using two_q = ha::attention_traits<D, true, ha::shape_of(D).block_n, ha::shape_of(D).stages, 2, 2>;
-        variant(two_q{}, "two Q buffers", ha::resident_ctas<two_q>());
-      }
+      if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3, 2, 1>{}, "three stages");
       std::printf("\n");
       CUDA_OK(cudaGetLastError());
       cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);

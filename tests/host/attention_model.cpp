@@ -104,7 +104,8 @@ TEST(AttentionModel, Variants) {
     expect_clean<64, ha::attention_traits<64, false>>(p, causal ? 31 : 32);
     expect_clean<64, ha::attention_traits<64, true, 192, 3>>(p, causal ? 33 : 34);
     expect_clean<128, ha::attention_traits<128, false>>(ha::problem::packed(1, 1, 1, 150, 300, 128, causal), 35);
-    expect_clean<128, ha::attention_traits<128, true, 192, 2>>(ha::problem::packed(1, 1, 1, 150, 400, 128, causal), 36);
+    expect_clean<128, ha::attention_traits<128, true, 192, 2, 2, 1>>(
+        ha::problem::packed(1, 1, 1, 150, 400, 128, causal), 36);
   }
 }
 

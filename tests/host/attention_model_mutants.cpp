@@ -122,32 +122,37 @@ TEST(AttentionMutants, CausalMaskOffByOne) {
   }
 }
 
-// On a persistent grid, the next tile's Q lands in the place the last tile's O left from: the
+// On a persistent grid with one Q buffer (the instances of head dimension 256 and of three
+// consumer warpgroups), the next tile's Q lands in the place the last tile's O left from: the
 // producer waits on Q's empty barrier, which each consumer warpgroup arrives on once its TMA store
 // has read O. An arrival that never comes: deadlock naming the barrier.
 const ha::problem walked = ha::problem::packed(1, 2, 1, 200, 300, 64);  // 4 tiles on 2 CTAs
+using one_q = ha::attention_traits<64, true, 128, 3, 2, 1>;
 
 TEST(AttentionMutants, PersistentQEmptyNeverArrives) {
-  expect_reported<64>(walked, {fault_kind::arrive_dropped, "Q empty"}, {{error_kind::deadlock}, {"Q empty"}}, 3, 2);
+  expect_reported<64, one_q>(walked, {fault_kind::arrive_dropped, "Q empty"}, {{error_kind::deadlock}, {"Q empty"}}, 3,
+                             2);
 }
 
 // The producer waits for the other parity of Q's empty barrier: its first wait passes at once, so
 // it writes the next tile's place over the one the consumers read (before the next tile's Q
 // overwrites rows they still read or store from): a WAR hazard on the buffer 'Q tile'.
 TEST(AttentionMutants, PersistentQReloadedTooEarly) {
-  expect_reported<64>(walked, {fault_kind::parity_flipped, "Q empty"}, {{error_kind::war_hazard}, {"'Q tile'"}}, 3, 2);
+  expect_reported<64, one_q>(walked, {fault_kind::parity_flipped, "Q empty"}, {{error_kind::war_hazard}, {"'Q tile'"}},
+                             3, 2);
 }
 
 // The store's cp.async.bulk.wait_group.read does not wait: the consumers say Q's place is free
 // while the TMA store of O may still read it, and the next tile's Q load overwrites it.
 TEST(AttentionMutants, PersistentStoreNotWaitedFor) {
-  expect_reported<64>(walked, {fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read"},
-                      {{error_kind::war_hazard}, {"'Q'"}}, 3, 2);
+  expect_reported<64, one_q>(walked, {fault_kind::bulk_wait_dropped, "cp.async.bulk.wait_group.read"},
+                             {{error_kind::war_hazard}, {"'Q'"}}, 3, 2);
 }
 
 // With two Q buffers a CTA's tile n + 2 loads Q into tile n's buffer: one CTA walks all 4 tiles,
 // so each buffer is refilled once, after its empty barrier's first phase. The same three faults.
-using two_q = ha::attention_traits<64, true, 128, 3, 2, 2>;
+using two_q = ha::attention_traits<64>;
+static_assert(two_q::Q_STAGES == 2, "two Q buffers by default at head dimension 64");
 TEST(AttentionMutants, TwoQBuffersEmptyNeverArrives) {
   expect_reported<64, two_q>(walked, {fault_kind::arrive_dropped, "Q empty"}, {{error_kind::deadlock}, {"Q empty"}}, 3,
                              1);
