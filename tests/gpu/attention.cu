@@ -280,13 +280,14 @@ double sustained_ms(F&& launch) {
 }
 
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
-// random inputs, for the rule's instance and the others in the same process, each on the persistent
-// grid (A/B at the running clock: one CTA per tile; two consumer warpgroups with and without
-// ping-pong, and with one Q buffer; for head dim 64 a 192-wide kv block and three consumer
-// warpgroups with and without ping-pong and with two Q buffers; for head dim 128 three stages). For a first look;
-// bench_attention.py measures against cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example
-// 128:4096:0) measures that shape alone, and HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "persistent") only those
-// variants beside the rule's instance, for a profiler's run.
+// random inputs, for the rule's instance and the others in the same process, each on the
+// persistent grid (A/B at the running clock: one CTA per tile; two consumer warpgroups with and
+// without ping-pong, and with one Q buffer; for head dim 64 a 192-wide kv block and three consumer
+// warpgroups with and without ping-pong and with two Q buffers; for head dim 128 three stages).
+// For a first look; bench_attention.py measures against cuDNN and the flash backend.
+// HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, and
+// HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "one CTA per tile") only those variants beside
+// the rule's instance, for a profiler's run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
   return only == nullptr || std::to_string(d) + ":" + std::to_string(seq) + ":" + (causal ? "1" : "0") == only;
@@ -341,7 +342,7 @@ void throughput_of_head_dim() {
       if constexpr (D == 64) {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
-        variant(ha::attention_traits<64, true, 128, 3, 3, 2>{}, "three consumers, two Q buffers");
+        variant(ha::attention_traits<64, true, 128, 3, 3, 2>{}, "three consumers with two Q buffers");
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
       }
       if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3, 2, 1>{}, "three stages");
