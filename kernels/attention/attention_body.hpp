@@ -147,11 +147,13 @@ HOPPER_HD void store_box(const Tg& t, const typename Tg::tensor_map_type& map, S
 }
 
 // The n-th tile block `b` of a grid of `ctas` computes, of `tiles`; `tiles` or more: none. With
-// a CTA per tile, tile b alone. A persistent grid (fewer CTAs) takes the tiles two at a time:
-// round r gives block b tiles 2 (r ctas + b) and the one after it, so a round's CTAs cover
-// 2 ctas consecutive tiles (a few heads) and, with a causal mask, the same work each.
-HOPPER_HD constexpr int64_t cta_tile(int b, int n, int ctas, int tiles) {
-  if (ctas >= tiles) return int64_t(n) * ctas + b;
+// a CTA per tile, tile b alone; on a persistent grid (fewer CTAs) without `paired`, tile
+// n ctas + b, so that a round's CTAs cover ctas consecutive tiles (a few heads). `paired` (a
+// causal mask) takes the tiles two at a time: round r gives block b tiles 2 (r ctas + b) and the
+// one after it, so a round's CTAs cover 2 ctas consecutive tiles and the same work each. Tiles of
+// equal work need no pairs, whose rounds quantize twice as coarsely.
+HOPPER_HD constexpr int64_t cta_tile(int b, int n, int ctas, int tiles, bool paired) {
+  if (ctas >= tiles || !paired) return int64_t(n) * ctas + b;
   return 2 * (int64_t(n / 2) * ctas + b) + n % 2;
 }
 
@@ -165,7 +167,7 @@ HOPPER_HD constexpr int q_tile_at(int i, int q_tiles, bool causal, bool paired) 
 // The n-th tile of block b (the producer's walk; the consumers read it from shared memory).
 template <class T, class Tg>
 HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
-  const int tile = int(cta_tile(b, n, p.ctas, p.tiles));
+  const int tile = int(cta_tile(b, n, p.ctas, p.tiles, p.causal));
   const int qt = q_tile_at(tile % p.q_tiles, p.q_tiles, p.causal, p.ctas < p.tiles);
   const int bh = tile / p.q_tiles;
   tile_place at;
@@ -175,7 +177,7 @@ HOPPER_HD tile_place place_of(int b, int n, const body_params<Tg>& p) {
   at.kv_head = at.head / p.kv_group;
   at.blocks = kv_blocks(at.m0, T::BM, p.seq_q, p.seq_k, p.causal, T::BN);
   at.n = n;
-  at.last = cta_tile(b, n + 1, p.ctas, p.tiles) >= p.tiles;
+  at.last = cta_tile(b, n + 1, p.ctas, p.tiles, p.causal) >= p.tiles;
   return at;
 }
 
@@ -199,7 +201,7 @@ HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe, class F>
 HOPPER_HD void for_each_tile(const role_context<T, Tg, Pipe>& c, F&& f) {
   const int b = int(c.t.block());
-  for (int n = 0; cta_tile(b, n, c.p.ctas, c.p.tiles) < c.p.tiles; ++n) f(place_of<T>(b, n, c.p));
+  for (int n = 0; cta_tile(b, n, c.p.ctas, c.p.tiles, c.p.causal) < c.p.tiles; ++n) f(place_of<T>(b, n, c.p));
 }
 
 // A tile as the consumers see it: the producer's tile_place beside the tile's Q, each field read

@@ -198,9 +198,9 @@ inline void validate(const problem& p, const void* q, const void* k, const void*
 // (choose_shape, attention_rule.hpp) where it is left empty, another one of the same head
 // dimension for A/B measurements of the choice.
 // The grid: where there are more tiles than `resident` CTAs (0: `sms`, every CTA the device holds
-// at once, one per SM), a persistent grid of min(resident, ceil(tiles / 2)) CTAs that take the
-// tiles two at a time, a pair per CTA a round (cta_tile, attention_body.hpp); otherwise one CTA
-// per tile (one_cta_per_tile asks for it at any size).
+// at once, one per SM), a persistent grid of `resident` CTAs that take a tile a round, or with a
+// causal mask of min(resident, ceil(tiles / 2)) that take a pair of tiles a round (cta_tile,
+// attention_body.hpp); otherwise one CTA per tile (one_cta_per_tile asks for it at any size).
 inline constexpr int one_cta_per_tile = std::numeric_limits<int>::max();
 inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = {}, int resident = 0,
                                     int sms = reference_sms) {
@@ -222,7 +222,7 @@ inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = 
   lp.tiles = int(int64_t(lp.q_tiles) * p.heads * p.batch);
   if (resident == 0) detail::check_sms(sms);
   const int ctas = resident == 0 ? sms : resident;
-  lp.grid = ctas >= lp.tiles ? lp.tiles : std::min(ctas, (lp.tiles + 1) / 2);
+  lp.grid = ctas >= lp.tiles ? lp.tiles : p.causal ? std::min(ctas, (lp.tiles + 1) / 2) : ctas;
   lp.threads = sh.threads();
   // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
   // rows (one consumer warpgroup's).

@@ -7,9 +7,13 @@
 //   explain(problem, sms)           one line per candidate: why the winner won
 //
 // The model: a CTA computes its tile's kv blocks whole (rows past seq_q and, causal, columns past
-// the diagonal included), so the work of a tile is BM x BN x its blocks; the SMs share the tiles,
-// and no schedule ends before its longest tile, so the time is at least
-//     max(work of every tile / sms, work of the longest tile) / rate
+// the diagonal included), so the work of a tile is BM x BN x its blocks, and the launch is the
+// plan's (attention_plan.hpp). With no more tiles than SMs every tile runs at once and the longest
+// decides. Otherwise the persistent grid of `sms` CTAs runs in rounds: without a causal mask
+// ceil(tiles / sms) rounds of one tile, every tile the same work; with one ceil(pairs / grid)
+// rounds of a pair of tiles (grid = min(sms, pairs), pairs = ceil(tiles / 2)), each pair about
+// their mean work. So
+//     time = max(rounds x the work of a round's tile or pair, work of the longest tile) / rate
 // where `rate` is the instance's throughput relative to the first instance of its head dimension,
 // measured at the base clock (docs/gpu_runs.md).
 #pragma once
@@ -31,12 +35,14 @@ struct instance_rate {
 };
 // The instances the CUDA launcher compiles (attention.cuh dispatches over this table) and the rule
 // chooses among; each head dimension's first is shape_of's. Three consumer warpgroups at head
-// dimension 64, on the persistent grid: 253.2 us against two's 238.6 (with two Q buffers) at 1k
-// full, 16 heads, at the base clock (1.061 of the time for 1.125 of the work: a rate of 1.06).
-// At head dimensions 128 and 256 a third warpgroup's 160 registers do not hold O, S and P.
+// dimension 64, both with two Q buffers on the persistent grid of pairs at the base clock, 16
+// heads: 0.984, 0.970, 1.053 and 0.989 of two's time at 1k full, 4k full, 4k causal and 16k
+// causal, where the model predicts 1.125, 1.125, 1.190 and 1.142 before the rate: rates of 1.14,
+// 1.16, 1.13 and 1.15. At head dimensions 128 and 256 a third warpgroup's 160 registers do not
+// hold O, S and P.
 inline constexpr instance_rate instances[] = {
     {shape_of(64), 1.0},
-    {head_dim_shape{64, 128, 3, 3, 1}, 1.06},
+    {head_dim_shape{64, 128, 3, 3, q_stages_of(64, 3)}, 1.15},
     {shape_of(128), 1.0},
     {shape_of(256), 1.0},
 };
@@ -53,7 +59,9 @@ struct prediction {
   int64_t tiles = 0;
   double work = 0;     // BM x BN x kv blocks, summed over every tile of every (batch, head)
   double longest = 0;  // the same of the longest tile
-  double time = 0;     // max(work / sms, longest) / rate
+  int64_t rounds = 1;  // of the persistent grid; 1 where every tile runs at once
+  double round = 0;    // the work of a round's tile (without a causal mask) or pair of tiles
+  double time = 0;     // max(rounds x round, longest) / rate
 };
 
 namespace detail {
@@ -85,7 +93,17 @@ inline prediction predict(const problem& p, const instance_rate& in, int sms) {
   const double heads = double(p.batch) * double(p.heads);
   r.tiles = q_tiles * p.batch * p.heads;
   r.work = per_head * heads;
-  r.time = std::max(r.work / sms, r.longest) / in.rate;
+  if (r.tiles <= sms) {
+    r.round = r.longest;
+  } else if (!p.causal) {
+    r.rounds = (r.tiles + sms - 1) / sms;
+    r.round = r.longest;
+  } else {
+    const int64_t pairs = (r.tiles + 1) / 2, grid = std::min<int64_t>(sms, pairs);
+    r.rounds = (pairs + grid - 1) / grid;
+    r.round = r.work / double(pairs);
+  }
+  r.time = std::max(double(r.rounds) * r.round, r.longest) / in.rate;
   return r;
 }
 
@@ -112,9 +130,11 @@ inline std::string explain(const problem& p, int sms) {
     const prediction r = predict(p, in, sms);
     char line[256];
     std::snprintf(line, sizeof line,
-                  "%c block_n %d stages %d consumers %d: %lld tiles, work/sms %.4g, longest %.4g, rate %.2f -> %.4g\n",
-                  r.shape == chosen ? '*' : ' ', r.shape.block_n, r.shape.stages, r.shape.consumers,
-                  static_cast<long long>(r.tiles), r.work / sms, r.longest, r.rate, r.time);
+                  "%c block_n %d stages %d consumers %d q_stages %d: %lld tiles, work/sms %.4g, %lld rounds of "
+                  "%.4g, longest %.4g, rate %.2f -> %.4g\n",
+                  r.shape == chosen ? '*' : ' ', r.shape.block_n, r.shape.stages, r.shape.consumers, r.shape.q_stages,
+                  static_cast<long long>(r.tiles), r.work / sms, static_cast<long long>(r.rounds), r.round, r.longest,
+                  r.rate, r.time);
     s += line;
   }
   return s;

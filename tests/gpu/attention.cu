@@ -158,7 +158,7 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   expect_instance_correct<ha::attention_traits<64, false>>();
   expect_instance_correct<ha::attention_traits<64, true, 192, 3>>();
   expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3>>();
-  expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3, 2>>();
+  expect_instance_correct<ha::attention_traits<64, true, 128, 3, 3, 1>>();
   expect_instance_correct<ha::attention_traits<64, false, 128, 3, 3>>();
   expect_instance_correct<ha::attention_traits<64, true, 128, 3, 2, 1>>();
   expect_instance_correct<ha::attention_traits<128, false>>();
@@ -233,8 +233,8 @@ TEST(AttentionInstances, AnotherInstancesPlanRefusesTheDefaultLaunch) {
 }
 
 // The rule's instance (attention_rule.hpp) is the one run launches: three consumer warpgroups at
-// head dimension 64 where the SMs have many tiles each and the 192-row tile wastes little, two
-// where it wastes more (causal at 2k) and where one wave holds every tile.
+// head dimension 64 where the SMs have many tiles each and the 192-row tile's rounds pay, two
+// where they do not (causal at 2k) and where one wave holds every tile.
 TEST(AttentionInstances, RuleChoiceIsLaunched) {
   HOPPER_REQUIRE_SM90();
   for (const auto& [p, consumers] : {std::pair<ha::problem, int>{ha::problem::packed(2, 16, 4, 4096, 4096, 64), 3},
@@ -283,7 +283,7 @@ double sustained_ms(F&& launch) {
 // random inputs, for the rule's instance and the others in the same process, each on the
 // persistent grid (A/B at the running clock: one CTA per tile; two consumer warpgroups with and
 // without ping-pong, and with one Q buffer; for head dim 64 a 192-wide kv block and three consumer
-// warpgroups with and without ping-pong and with two Q buffers; for head dim 128 three stages).
+// warpgroups with and without ping-pong and with one Q buffer; for head dim 128 three stages).
 // For a first look; bench_attention.py measures against cuDNN and the flash backend.
 // HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, and
 // HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "one CTA per tile") only those variants beside
@@ -342,7 +342,7 @@ void throughput_of_head_dim() {
       if constexpr (D == 64) {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
-        variant(ha::attention_traits<64, true, 128, 3, 3, 2>{}, "three consumers with two Q buffers");
+        variant(ha::attention_traits<64, true, 128, 3, 3, 1>{}, "three consumers with one Q buffer");
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
       }
       if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3, 2, 1>{}, "three stages");

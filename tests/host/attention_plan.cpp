@@ -129,22 +129,28 @@ TEST(AttentionPlan, InstanceShapesTheLaunch) {
   expect_rejected([&] { (void)ha::make_launch_plan(p, ha::head_dim_shape{64, 128, 0, 2}); }, "stages 0");
 }
 
-// A persistent grid: min(resident, ceil(tiles / 2)) CTAs, fewer than the tiles; the body's
-// parameters carry the tiles and the grid it strides by.
+// A persistent grid, fewer CTAs than the tiles: `resident` of them, or with a causal mask
+// min(resident, ceil(tiles / 2)), a pair of tiles each a round; by default the SMs'; the body's
+// parameters carry the tiles and the grid it strides by. one_cta_per_tile at any size.
 TEST(AttentionPlan, ResidentCtasMakeAPersistentGrid) {
-  const ha::problem p = ha::problem::packed(2, 8, 8, 1000, 1000, 64);  // 8 tiles x 8 heads x 2
-  const ha::launch_plan one_each = ha::make_launch_plan(p);
-  EXPECT_EQ(one_each.tiles, 128);
-  EXPECT_EQ(one_each.grid, 128);
-  const ha::launch_plan walked = ha::make_launch_plan(p, {}, 132 / 2);
-  EXPECT_EQ(walked.tiles, 128);
-  EXPECT_EQ(walked.grid, 64);  // ceil(128 / 2): a pair of tiles each
-  const auto bp = ha::params_of<hopper::model::target>(walked, {}, false);
-  EXPECT_EQ(bp.tiles, 128);
-  EXPECT_EQ(bp.ctas, 64);
-  EXPECT_EQ(ha::make_launch_plan(p, {}, 50).grid, 50);
-  EXPECT_EQ(ha::make_launch_plan(p, {}, 1000).grid, 128);  // never more CTAs than tiles
-  expect_rejected([&] { (void)ha::make_launch_plan(p, {}, -1); }, "resident CTAs -1");
+  for (bool causal : {false, true}) {
+    const ha::problem p = ha::problem::packed(2, 8, 8, 1000, 1000, 64, causal);  // 8 tiles x 8 heads x 2
+    const ha::launch_plan one_each = ha::make_launch_plan(p);
+    EXPECT_EQ(one_each.tiles, 128);
+    EXPECT_EQ(one_each.grid, 128);  // fewer tiles than SMs
+    const ha::launch_plan walked = ha::make_launch_plan(p, {}, 132 / 2);
+    EXPECT_EQ(walked.tiles, 128);
+    EXPECT_EQ(walked.grid, causal ? 64 : 66);  // causal: ceil(128 / 2), a pair of tiles each
+    const auto bp = ha::params_of<hopper::model::target>(walked, {}, false);
+    EXPECT_EQ(bp.tiles, 128);
+    EXPECT_EQ(bp.ctas, walked.grid);
+    EXPECT_EQ(ha::make_launch_plan(p, {}, 50).grid, 50);
+    EXPECT_EQ(ha::make_launch_plan(p, {}, 1000).grid, 128);                                // never more CTAs than tiles
+    EXPECT_EQ(ha::make_launch_plan(p, ha::shape_of(64), 0, 100).grid, causal ? 64 : 100);  // the SMs by default
+    EXPECT_EQ(ha::make_launch_plan(p, ha::shape_of(64), ha::one_cta_per_tile, 100).grid, 128);
+    expect_rejected([&] { (void)ha::make_launch_plan(p, {}, -1); }, "resident CTAs -1");
+    expect_rejected([&] { (void)ha::make_launch_plan(p, ha::attention_traits<64>::SHAPE, 0, 0); }, "sms 0");
+  }
 }
 
 // The tile walk (cta_tile, place_of): every tile of every (batch, head) computed once, each CTA's
@@ -163,14 +169,14 @@ void expect_walk(const ha::problem& p, int resident, double most_over_mean) {
   for (int b = 0; b < lp.grid; ++b) {
     double mine = 0;
     int n = 0;
-    for (; ha::detail::cta_tile(b, n, lp.grid, lp.tiles) < lp.tiles; ++n) {
+    for (; ha::detail::cta_tile(b, n, lp.grid, lp.tiles, p.causal) < lp.tiles; ++n) {
       const ha::tile_place at = ha::detail::place_of<T>(b, n, bp);
       ASSERT_EQ(at.n, n);
       ASSERT_EQ(at.m0 % T::BM, 0);
       ASSERT_LT(at.m0, p.seq_q);
       const int pair = int(at.batch) * int(p.heads) + at.head;
       ++seen.at(size_t(pair) * size_t(lp.q_tiles) + size_t(at.m0 / T::BM));
-      EXPECT_EQ(at.last != 0, ha::detail::cta_tile(b, n + 1, lp.grid, lp.tiles) >= lp.tiles);
+      EXPECT_EQ(at.last != 0, ha::detail::cta_tile(b, n + 1, lp.grid, lp.tiles, p.causal) >= lp.tiles);
       if (heads_of_round.size() <= size_t(n / 2)) heads_of_round.resize(size_t(n / 2) + 1);
       heads_of_round[size_t(n / 2)].insert(pair);
       mine += at.blocks;
@@ -236,11 +242,11 @@ TEST(AttentionPlan, PersistentWalkCoversEveryTileOnceAndEvensCausalWork) {
 }
 
 // The instance rule (attention_rule.hpp). On the benchmark's shapes (16 heads x 16k tokens as
-// batch x sequence) at head dimension 64: three consumer warpgroups wherever their rate (1.06)
-// pays for the rows and diagonal blocks a 192-row tile computes past the mask (1.031 and 1.008 of
-// the work at 4k and 16k full; not 1.125 and 1.333 at 1k full and causal, nor 1.091 at 4k
-// causal); two where one wave holds every tile, so that the longest tile decides, and where seq_q
-// is one tile of either. Head dimensions 128 and 256 have one instance.
+// batch x sequence) at head dimension 64: three consumer warpgroups wherever their rate (1.15)
+// pays for the rows and diagonal blocks a 192-row tile computes past the mask and for its rounds
+// on the persistent grid (not at 1k and 4k causal: 6 rounds of pairs of 1.78 and 1.59 times the
+// work of two's 8); two where one wave holds every tile, so that the longest tile decides, and
+// where seq_q is one tile of either. Head dimensions 128 and 256 have one instance.
 TEST(AttentionRule, ChoosesByPredictedTime) {
   const auto consumers = [](const ha::problem& p, int sms = 132) {
     const ha::head_dim_shape s = ha::choose_shape(p, sms);
@@ -251,7 +257,7 @@ TEST(AttentionRule, ChoosesByPredictedTime) {
   for (int64_t seq : {1024, 4096, 16384})
     for (bool causal : {false, true}) {
       const ha::problem p = ha::problem::packed(16384 / seq, 16, 16, seq, seq, 64, causal);
-      EXPECT_EQ(consumers(p), seq == 1024 || (seq == 4096 && causal) ? 2 : 3)
+      EXPECT_EQ(consumers(p), causal && seq < 16384 ? 2 : 3)
           << seq << (causal ? " causal\n" : " full\n") << ha::explain(p, 132);
       EXPECT_EQ(consumers(ha::problem::packed(16384 / seq, 16, 16, seq, seq, 128, causal)), 2);
       EXPECT_EQ(ha::choose_shape(ha::problem::packed(16384 / seq, 16, 16, seq, seq, 256, causal), 132),
@@ -266,26 +272,43 @@ TEST(AttentionRule, ChoosesByPredictedTime) {
   expect_rejected([&] { (void)ha::predict(one_wave, ha::instances[2], 132); }, "no candidate for head_dim 64");
 }
 
-// The rule's work is the body's: BM x BN x the kv blocks of every tile the walk hands out; the
-// explanation has one line per candidate and marks the chosen one.
+// The rule's work is the body's: BM x BN x the kv blocks of every tile the walk hands out, and
+// its rounds the walk's (without a causal mask the busiest CTA's work exactly; with one its pairs
+// of tiles); with every tile at once the longest decides. The explanation has one line per
+// candidate and marks the chosen one.
 TEST(AttentionRule, WorkIsTheWalksAndExplainNamesEachCandidate) {
   using three = ha::attention_traits<64, true, 128, 3, 3>;
   for (bool causal : {false, true}) {
     const ha::problem p = ha::problem::packed(2, 6, 3, 1000, 1300, 64, causal);
     const ha::launch_plan lp = ha::make_launch_plan(p, three::SHAPE, 7);
     const auto bp = ha::params_of<hopper::model::target>(lp, {}, false);
-    double work = 0, longest = 0;
-    for (int b = 0; b < lp.grid; ++b)
-      for (int n = 0; ha::detail::cta_tile(b, n, lp.grid, lp.tiles) < lp.tiles; ++n) {
+    double work = 0, longest = 0, busiest = 0;
+    int64_t most_tiles = 0;
+    for (int b = 0; b < lp.grid; ++b) {
+      double mine = 0;
+      int n = 0;
+      for (; ha::detail::cta_tile(b, n, lp.grid, lp.tiles, p.causal) < lp.tiles; ++n) {
         const double w = double(three::BM) * three::BN * ha::detail::place_of<three>(b, n, bp).blocks;
-        work += w, longest = std::max(longest, w);
+        work += w, longest = std::max(longest, w), mine += w;
       }
-    const ha::prediction r = ha::predict(p, ha::instances[1], 132);
+      busiest = std::max(busiest, mine), most_tiles = std::max<int64_t>(most_tiles, n);
+    }
+    const ha::prediction r = ha::predict(p, ha::instances[1], 7);
     EXPECT_EQ(r.shape, three::SHAPE);
     EXPECT_EQ(r.tiles, lp.tiles);
     EXPECT_DOUBLE_EQ(r.work, work);
     EXPECT_DOUBLE_EQ(r.longest, longest);
-    EXPECT_DOUBLE_EQ(r.time, std::max(work / 132, longest) / ha::instances[1].rate);
+    if (causal) {
+      EXPECT_EQ(r.rounds, (most_tiles + 1) / 2);
+      EXPECT_DOUBLE_EQ(r.round, work / double((lp.tiles + 1) / 2));
+    } else {
+      EXPECT_EQ(r.rounds, most_tiles);
+      EXPECT_DOUBLE_EQ(double(r.rounds) * r.round, busiest);
+    }
+    EXPECT_DOUBLE_EQ(r.time, std::max(double(r.rounds) * r.round, longest) / ha::instances[1].rate);
+    const ha::prediction all = ha::predict(p, ha::instances[1], 132);  // 72 tiles at once
+    EXPECT_EQ(all.rounds, 1);
+    EXPECT_DOUBLE_EQ(all.time, longest / ha::instances[1].rate);
     const std::string e = ha::explain(p, 132);
     EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 2) << e;
     EXPECT_EQ(std::count(e.begin(), e.end(), '*'), 1) << e;
