@@ -300,7 +300,8 @@ TEST(AttentionRule, WorkIsTheWalksAndExplainNamesEachCandidate) {
     EXPECT_DOUBLE_EQ(r.longest, longest);
     if (causal) {
       EXPECT_EQ(r.rounds, (most_tiles + 1) / 2);
-      EXPECT_DOUBLE_EQ(r.round, work / double((lp.tiles + 1) / 2));
+      const int64_t pairs = (lp.tiles + 1) / 2;  // the walk's pairs of tiles
+      EXPECT_DOUBLE_EQ(r.round, work / double(pairs));
     } else {
       EXPECT_EQ(r.rounds, most_tiles);
       EXPECT_DOUBLE_EQ(double(r.rounds) * r.round, busiest);
