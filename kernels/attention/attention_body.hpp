@@ -156,6 +156,12 @@ HOPPER_HD constexpr int64_t cta_tile(int b, int n, int ctas, int tiles, bool pai
   if (ctas >= tiles || !paired) return int64_t(n) * ctas + b;
   return 2 * (int64_t(n / 2) * ctas + b) + n % 2;
 }
+// The grid that walks `tiles` on at most `resident` CTAs (cta_tile): one CTA per tile where
+// they all fit, `resident`, or with pairs no more CTAs than pairs.
+HOPPER_HD constexpr int64_t walk_grid(int64_t tiles, int64_t resident, bool paired) {
+  if (resident >= tiles) return tiles;
+  return paired ? (resident < (tiles + 1) / 2 ? resident : (tiles + 1) / 2) : resident;
+}
 
 // Q's tile that position i of a head's tiles computes (see body_params).
 HOPPER_HD constexpr int q_tile_at(int i, int q_tiles, bool causal, bool paired) {

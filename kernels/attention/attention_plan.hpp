@@ -222,7 +222,7 @@ inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = 
   lp.tiles = int(int64_t(lp.q_tiles) * p.heads * p.batch);
   if (resident == 0) detail::check_sms(sms);
   const int ctas = resident == 0 ? sms : resident;
-  lp.grid = ctas >= lp.tiles ? lp.tiles : p.causal ? std::min(ctas, (lp.tiles + 1) / 2) : ctas;
+  lp.grid = int(detail::walk_grid(lp.tiles, ctas, p.causal));
   lp.threads = sh.threads();
   // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
   // rows (one consumer warpgroup's).

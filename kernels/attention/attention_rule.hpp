@@ -42,7 +42,7 @@ struct instance_rate {
 // hold O, S and P.
 inline constexpr instance_rate instances[] = {
     {shape_of(64), 1.0},
-    {head_dim_shape{64, 128, 3, 3, q_stages_of(64, 3)}, 1.15},
+    {head_dim_shape{64, 128, 3, 3, q_stages_of(64)}, 1.15},
     {shape_of(128), 1.0},
     {shape_of(256), 1.0},
 };
@@ -99,7 +99,7 @@ inline prediction predict(const problem& p, const instance_rate& in, int sms) {
     r.rounds = (r.tiles + sms - 1) / sms;
     r.round = r.longest;
   } else {
-    const int64_t pairs = (r.tiles + 1) / 2, grid = std::min<int64_t>(sms, pairs);
+    const int64_t pairs = (r.tiles + 1) / 2, grid = detail::walk_grid(r.tiles, sms, true);
     r.rounds = (pairs + grid - 1) / grid;
     r.round = r.work / double(pairs);
   }

@@ -48,11 +48,11 @@ struct head_dim_shape {
 // Q's buffers by default: two where they fit in shared memory beside the rings (not at head
 // dimension 256: 64 KiB each). Beside three consumer warpgroups the producer (32 registers)
 // spills 12 bytes with two, and is still 0.90-0.95 of the time of one at the base clock.
-HOPPER_HD constexpr int q_stages_of(int d, int /*consumers*/) { return d != 256 ? 2 : 1; }
+HOPPER_HD constexpr int q_stages_of(int d) { return d != 256 ? 2 : 1; }
 HOPPER_HD constexpr head_dim_shape shape_of(int d) {
-  return d == 64    ? head_dim_shape{64, 128, 3, 2, q_stages_of(64, 2)}
-         : d == 128 ? head_dim_shape{128, 128, 2, 2, q_stages_of(128, 2)}
-         : d == 256 ? head_dim_shape{256, 64, 2, 2, q_stages_of(256, 2)}
+  return d == 64    ? head_dim_shape{64, 128, 3, 2, q_stages_of(64)}
+         : d == 128 ? head_dim_shape{128, 128, 2, 2, q_stages_of(128)}
+         : d == 256 ? head_dim_shape{256, 64, 2, 2, q_stages_of(256)}
                     : head_dim_shape{};
 }
 HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
@@ -99,7 +99,7 @@ struct tile_place {
 // next tile's Q lands while the consumers still compute and store this one's (1: it waits for
 // this tile's stores of O).
 template <int D, bool PINGPONG_ = true, int BN_ = shape_of(D).block_n, int STAGES_ = shape_of(D).stages,
-          int CONSUMERS_ = shape_of(D).consumers, int Q_STAGES_ = q_stages_of(D, CONSUMERS_)>
+          int CONSUMERS_ = shape_of(D).consumers, int Q_STAGES_ = q_stages_of(D)>
 struct attention_traits {
   static constexpr bool PINGPONG = PINGPONG_;
   static constexpr int Q_STAGES = Q_STAGES_;
