@@ -243,7 +243,7 @@ HOPPER_HD void for_each_tile_landed(const role_context<T, Tg, Pipe>& c, F&& f) {
 // ---- the producer -------------------------------------------------------------------------------
 
 // One thread, per tile: block by block K's tiles (the box of BN kv rows x 64 of d, one per k-block
-// of d) and V's (boxes of 64 of d x 64 kv rows: d/64 per k-block of kv), and after the first
+// of d) and V's (boxes of 64 of d x BN kv rows, one per 64 of d), and after the first
 // block's K, Q's tiles into the tile's Q buffer on its full barrier once its empty one says the O
 // of the tile Q_STAGES before has left (so that the next tile's first K lands while the consumers
 // finish the last one); at the end wait for every stage's release.
@@ -288,10 +288,9 @@ HOPPER_HD void produce(const role_context<T, Tg, Pipe>& c) {
       c.v_pipe.template acquire<v_stage>(vs);
       const auto vdst = c.sm.v + int(vs.index() * sizeof(v_stage));
       HOPPER_PRAGMA_UNROLL
-      for (int kb = 0; kb < T::NK; ++kb) HOPPER_PRAGMA_UNROLL
       for (int db = 0; db < T::DK; ++db)
-        load_box(t, vdst + kb * int(sizeof(V_TILE)) + db * int(V_TILE::mn_box_bytes), c.tma_v, c.v_pipe.full(vs), p.v,
-                 db * V_TILE::mn_box_rows, kv0 + kb * k_block, at.kv_head, at.batch);
+        load_box(t, vdst + db * int(V_TILE::mn_box_bytes), c.tma_v, c.v_pipe.full(vs), p.v, db * V_TILE::mn_box_rows,
+                 kv0, at.kv_head, at.batch);
       c.v_pipe.issued(vs);
     }
   });
@@ -336,11 +335,9 @@ HOPPER_HD void issue_pv(Tg& t, float (&o)[T::ACC_O], const uint32_t (&pw)[T::P_W
   using V_TILE = typename T::V_TILE;
   t.wgmma_fence();
   HOPPER_PRAGMA_UNROLL
-  for (int kb = 0; kb < T::NK; ++kb) HOPPER_PRAGMA_UNROLL
-  for (int kk = 0; kk < k_block / wgmma_k; ++kk) {
-    const int step = kb * (k_block / wgmma_k) + kk;
+  for (int step = 0; step < T::PV_STEPS; ++step) {
     const uint32_t a[4] = {pw[4 * step], pw[4 * step + 1], pw[4 * step + 2], pw[4 * step + 3]};
-    const uint64_t db = ptx::wgmma_desc_advance(v_desc, uint32_t(kb * sizeof(V_TILE)) + kk * V_TILE::k_step_bytes);
+    const uint64_t db = ptx::wgmma_desc_advance(v_desc, uint32_t(step) * V_TILE::k_step_bytes);
     t.template wgmma_m64nNk16_f32_bf16_bf16<T::HEAD_DIM, 1, 1, 1>(o, a, db, accumulate || step > 0);
   }
   t.wgmma_commit_group();

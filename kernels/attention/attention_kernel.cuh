@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(T::THREADS, 1)
   }
   const body_smem<T, target> sm{smem<uint8_t>(st.q[0].t[0].data),
                                 smem<uint8_t>(st.k[0].t[0].data),
-                                smem<uint8_t>(st.v[0].t[0].data),
+                                smem<uint8_t>(st.v[0].t.data),
                                 smem<uint8_t>(reinterpret_cast<uint8_t*>(st.tile)),
                                 st.k_ring,
                                 st.v_ring,

@@ -206,9 +206,8 @@ inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = 
                                     int sms = reference_sms) {
   validate(p);
   const head_dim_shape sh = instance.head_dim == 0 ? choose_shape(p, sms) : instance;
-  const bool wgmma_n = sh.block_n == 64 || sh.block_n == 128 || sh.block_n == 192 || sh.block_n == 256;
-  if (sh.head_dim != p.head_dim || sh.consumers < 2 || sh.consumers > max_consumer_warpgroups || !wgmma_n ||
-      sh.stages <= 0 || sh.q_stages < 1 || sh.q_stages > 2)
+  if (sh.head_dim != p.head_dim || sh.consumers < 2 || sh.consumers > max_consumer_warpgroups ||
+      !kv_block_instantiated(sh.block_n) || sh.stages <= 0 || sh.q_stages < 1 || sh.q_stages > 2)
     detail::reject("instance {head_dim " + std::to_string(sh.head_dim) + ", block_n " + std::to_string(sh.block_n) +
                    ", stages " + std::to_string(sh.stages) + ", consumers " + std::to_string(sh.consumers) +
                    ", q_stages " + std::to_string(sh.q_stages) + "} is not one of head_dim " +
@@ -224,11 +223,11 @@ inline launch_plan make_launch_plan(const problem& p, head_dim_shape instance = 
   const int ctas = resident == 0 ? sms : resident;
   lp.grid = int(detail::walk_grid(lp.tiles, ctas, p.causal));
   lp.threads = sh.threads();
-  // Boxes: Q's tile of rows per load, K's block of kv rows, V's 64 kv rows (one k-block), O's 64
-  // rows (one consumer warpgroup's).
+  // Boxes: Q's tile of rows per load, K's and V's block of kv rows, O's 64 rows (one consumer
+  // warpgroup's).
   lp.q = detail::map_of("q", p.q, p.seq_q, p.heads, p.batch, p.head_dim, sh.block_m());
   lp.k = detail::map_of("k", p.k, p.seq_k, p.kv_heads, p.batch, p.head_dim, sh.block_n);
-  lp.v = detail::map_of("v", p.v, p.seq_k, p.kv_heads, p.batch, p.head_dim, k_block);
+  lp.v = detail::map_of("v", p.v, p.seq_k, p.kv_heads, p.batch, p.head_dim, sh.block_n);
   lp.o = detail::map_of("o", p.o, p.seq_q, p.heads, p.batch, p.head_dim, wgmma_m);
   lp.scale_log2 = float(double(p.softmax_scale()) * 1.4426950408889634);
   return lp;

@@ -12,6 +12,7 @@
 
 #include "hopper/objects/limits.hpp"
 #include "hopper/pipeline/pipeline.hpp"
+#include "hopper/ptx/wgmma_desc.hpp"
 #include "kernels/gemm/gemm_tiles.hpp"
 
 namespace hopper::attention {
@@ -56,6 +57,9 @@ HOPPER_HD constexpr head_dim_shape shape_of(int d) {
                     : head_dim_shape{};
 }
 HOPPER_HD constexpr bool supported_head_dim(int d) { return shape_of(d).head_dim != 0; }
+// The kv blocks an instance may take: S = Q K^T is one wgmma.m64nBNk16 per k-step (an N the PTX
+// layer instantiates) and O += P V takes the block in whole k-steps of 16 kv rows.
+HOPPER_HD constexpr bool kv_block_instantiated(int bn) { return ptx::wgmma_n_instantiated(bn) && bn % wgmma_k == 0; }
 
 // Registers per thread from the CTA's launch pool (limits::launch_regs_per_thread), in multiples of
 // 8 as setmaxnreg takes them: each of `consumers` warpgroups takes the most it can beside the
@@ -109,15 +113,15 @@ struct attention_traits {
   static constexpr head_dim_shape SHAPE{D, BN_, STAGES_, CONSUMERS_, Q_STAGES_};
   static constexpr int HEAD_DIM = D, BN = BN_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
   static constexpr int BM = SHAPE.block_m(), THREADS = SHAPE.threads();
-  static constexpr int DK = D / k_block;   // the head dimension's k-blocks (Q's and K's tiles)
-  static constexpr int NK = BN / k_block;  // the kv block's k-blocks (V's tiles)
+  static constexpr int DK = D / k_block;         // the head dimension's k-blocks (Q's and K's tiles)
+  static constexpr int PV_STEPS = BN / wgmma_k;  // O += P V's k-steps: 16 kv rows each
   // Q: BM rows x one k-block of d, DK of them; consumer warpgroup w reads rows [64w, 64w + 64).
   // K (S = Q K^T's B operand, K-major): BN kv rows x one k-block of d, DK per stage.
-  // V (O += P V's B operand, MN-major: d is contiguous): D columns x one k-block of kv rows, NK per
-  // stage.
+  // V (O += P V's B operand, MN-major: d is contiguous): D columns x the BN kv rows, one per stage
+  // (D / 64 boxes of 64 columns x BN rows).
   using Q_TILE = operand_tile<BM, false>;
   using K_TILE = operand_tile<BN, false>;
-  using V_TILE = operand_tile<D, true>;
+  using V_TILE = operand_tile<D, true, 1, BN>;
   struct q_tiles {
     Q_TILE t[DK];
   };
@@ -125,7 +129,7 @@ struct attention_traits {
     K_TILE t[DK];
   };
   struct v_stage {
-    V_TILE t[NK];
+    V_TILE t;
   };
   // Per consumer thread: S (m64nBN), O (m64nD) as fp32 accumulators, P as bf16x2 words (wgmma's A
   // fragment: four words per k-step of 16 kv columns).
@@ -147,9 +151,9 @@ struct attention_traits {
   };
   static constexpr uint32_t SMEM = uint32_t(offsetof(shared_storage, tile) + sizeof(tile_place[Q_STAGES]));
 
-  static_assert(D % k_block == 0 && BN % k_block == 0, "whole k-blocks");
-  static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "S is one wgmma.m64nBNk16 per k-step");
-  static_assert(D == 64 || D == 128 || D == 256, "O is one wgmma.m64nDk16 per k-step");
+  static_assert(D % k_block == 0, "whole k-blocks of d");
+  static_assert(kv_block_instantiated(BN), "S is one wgmma.m64nBNk16 per k-step, P V's k-steps whole");
+  static_assert(ptx::wgmma_rs_n_instantiated(D), "O is one wgmma.m64nDk16 (A from registers) per k-step");
   static_assert(SMEM <= uint32_t(limits::max_smem_per_block), "fits in 227 KiB of shared memory");
   static_assert(limits::register_split_fits(1, PRODUCER_REGS, CONSUMERS, CONSUMER_REGS),
                 "setmaxnreg inside the CTA's launch pool");

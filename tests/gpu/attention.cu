@@ -165,6 +165,9 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   expect_instance_correct<ha::attention_traits<128, true, 128, 3, 2, 1>>();
   expect_instance_correct<ha::attention_traits<128, true, 128, 2, 2, 1>>();
   expect_instance_correct<ha::attention_traits<256, false>>();
+  // kv blocks that are not whole k-blocks of 64 (tails in every block count).
+  expect_instance_correct<ha::attention_traits<128, true, 160, 2, 2, 2>>();
+  expect_instance_correct<ha::attention_traits<256, true, 80, 2, 2, 1>>();
 }
 
 // A persistent grid: the device's resident CTAs (the plan's own), and a few CTAs walking many
@@ -200,6 +203,8 @@ TEST(AttentionInstances, PersistentGrid) {
     expect_correct<one_q64>(ha::problem::packed(4, 8, 2, 2048, 2048, 64, causal), 16, ha::resident_ctas<one_q64>());
     expect_correct<one_q128>(ha::problem::packed(2, 16, 16, 1024, 1024, 128, causal), 16,
                              ha::resident_ctas<one_q128>());
+    using kv160 = ha::attention_traits<128, true, 160, 2, 2, 2>;
+    expect_correct<kv160>(ha::problem::packed(2, 16, 16, 1000, 1000, 128, causal), 16, ha::resident_ctas<kv160>());
   }
 }
 
@@ -234,7 +239,8 @@ TEST(AttentionInstances, AnotherInstancesPlanRefusesTheDefaultLaunch) {
 
 // The rule's instance (attention_rule.hpp) is the one run launches: three consumer warpgroups at
 // head dimension 64 where the SMs have many tiles each and the 192-row tile's rounds pay, two
-// where they do not (causal at 2k) and where one wave holds every tile.
+// where they do not (causal at 2k) and where one wave holds every tile; the wider kv blocks at
+// head dimensions 128 and 256.
 TEST(AttentionInstances, RuleChoiceIsLaunched) {
   HOPPER_REQUIRE_SM90();
   for (const auto& [p, consumers] : {std::pair<ha::problem, int>{ha::problem::packed(2, 16, 4, 4096, 4096, 64), 3},
@@ -242,6 +248,13 @@ TEST(AttentionInstances, RuleChoiceIsLaunched) {
                                      {ha::problem::packed(1, 4, 4, 2048, 2048, 64), 2}}) {
     const ha::launch_plan lp = ha::make_launch_plan(p, {}, 0, 132);
     EXPECT_EQ(lp.shape.consumers, consumers) << describe(p) << "\n" << ha::explain(p, 132);
+    expect_correct(p, 12);
+  }
+  // The wider kv blocks at head dimensions 128 and 256 where the last block wastes little.
+  for (const auto& [p, block_n] : {std::pair<ha::problem, int>{ha::problem::packed(2, 16, 4, 4096, 4096, 128), 160},
+                                   {ha::problem::packed(2, 16, 16, 4096, 4096, 256, true), 80}}) {
+    const ha::launch_plan lp = ha::make_launch_plan(p, {}, 0, 132);
+    EXPECT_EQ(lp.shape.block_n, block_n) << describe(p) << "\n" << ha::explain(p, 132);
     expect_correct(p, 12);
   }
 }
@@ -283,7 +296,8 @@ double sustained_ms(F&& launch) {
 // random inputs, for the rule's instance and the others in the same process, each on the
 // persistent grid (A/B at the running clock: one CTA per tile; two consumer warpgroups with and
 // without ping-pong, and with one Q buffer; for head dim 64 a 192-wide kv block and three consumer
-// warpgroups with and without ping-pong and with one Q buffer; for head dim 128 three stages).
+// warpgroups with and without ping-pong and with one Q buffer; for head dim 128 three stages and
+// a 160-wide kv block; for head dim 256 an 80-wide one; "two consumers" is shape_of's instance).
 // For a first look; bench_attention.py measures against cuDNN and the flash backend.
 // HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, and
 // HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "one CTA per tile") only those variants beside
@@ -345,7 +359,11 @@ void throughput_of_head_dim() {
         variant(ha::attention_traits<64, true, 128, 3, 3, 1>{}, "three consumers with one Q buffer");
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
       }
-      if constexpr (D == 128) variant(ha::attention_traits<128, true, 128, 3, 2, 1>{}, "three stages");
+      if constexpr (D == 128) {
+        variant(ha::attention_traits<128, true, 128, 3, 2, 1>{}, "three stages");
+        variant(ha::attention_traits<128, true, 160, 2, 2, 2>{}, "kv block 160");
+      }
+      if constexpr (D == 256) variant(ha::attention_traits<256, true, 80, 2, 2, 1>{}, "kv block 80");
       std::printf("\n");
       CUDA_OK(cudaGetLastError());
       cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);

@@ -97,7 +97,8 @@ TEST(AttentionModel, GroupedQueryHeads) {
 
 // The variants the GPU measures against the kernel (A/B): without ping-pong, head dim 64 with a
 // 192-wide kv block, three consumer warpgroups (a 192-row tile of Q, the turns passed round the
-// three; with and without ping-pong), head dim 128 with a 192-wide kv block.
+// three; with and without ping-pong), and kv blocks that are not whole k-blocks of 64: head dim
+// 128 with 160 (one Q buffer, and two on one CTA so that both are refilled), head dim 256 with 80.
 TEST(AttentionModel, Variants) {
   for (bool causal : {false, true}) {
     const ha::problem p = ha::problem::packed(1, 2, 1, 200, 450, 64, causal);
@@ -106,6 +107,12 @@ TEST(AttentionModel, Variants) {
     expect_clean<128, ha::attention_traits<128, false>>(ha::problem::packed(1, 1, 1, 150, 300, 128, causal), 35);
     expect_clean<128, ha::attention_traits<128, true, 192, 2, 2, 1>>(
         ha::problem::packed(1, 1, 1, 150, 400, 128, causal), 36);
+    expect_clean<128, ha::attention_traits<128, true, 160, 2, 2, 1>>(
+        ha::problem::packed(1, 1, 1, 300, 400, 128, causal), 37);
+    expect_clean<128, ha::attention_traits<128, true, 160, 2, 2, 2>>(
+        ha::problem::packed(2, 1, 1, 257, 370, 128, causal), 38, -1, 1);
+    expect_clean<256, ha::attention_traits<256, true, 80, 2, 2, 1>>(ha::problem::packed(1, 1, 1, 140, 250, 256, causal),
+                                                                    39);
   }
 }
 

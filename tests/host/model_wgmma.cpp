@@ -225,7 +225,7 @@ result run(const config& c, uint64_t seed) {
             for (uint32_t e = 0; e < 8; ++e)
               fa[e / 2] |= uint32_t(res.a[(size_t(r) * 64 + frag_row(me, e)) * kK + 16 * kk + frag_col(me, e)])
                            << (16 * (e % 2));
-            if constexpr (hopper::ptx::wgmma_n_instantiated(N)) {
+            if constexpr (hopper::ptx::wgmma_rs_n_instantiated(N)) {
               t.wgmma_m64nNk16_f32_bf16_bf16<N, SA, SB, TB>(acc[r % 2], fa, lb.desc(b_base, kk), with_c || kk > 0);
             } else {
               wgmma_mma_args args;

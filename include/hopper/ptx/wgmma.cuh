@@ -106,6 +106,40 @@ __device__ __forceinline__ void wgmma_m64n64k16_f32_bf16_bf16(float (&d)[32], ui
       : "memory");
 }
 
+// wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
+// imm-scale-b, imm-trans-a, imm-trans-b: D[64x80] (+)= A[64x16] * B[16x80], both from
+// shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
+template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
+__device__ __forceinline__ void wgmma_m64n80k16_f32_bf16_bf16(float (&d)[40], uint64_t desc_a, uint64_t desc_b,
+                                                              bool scale_d) {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_m64n80k16_f32_bf16_bf16);
+  static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
+  static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
+  static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
+  static_assert(TransB == 0 || TransB == 1, "imm-trans-b is 0 or 1");
+  // "memory": the instruction reads shared memory written by TMA; it must not move across the
+  // waits that made that data visible.
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %42, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16\n"
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39"
+      "},\n"
+      "%40, %41, p, %43, %44, %45, %46;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA), "n"(TransB)
+      : "memory");
+}
+
 // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
 // imm-scale-b, imm-trans-a, imm-trans-b: D[64x128] (+)= A[64x16] * B[16x128], both from
 // shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
@@ -140,6 +174,47 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_bf16(float (&d)[64], u
         "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
         "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
         "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA), "n"(TransB)
+      : "memory");
+}
+
+// wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a,
+// imm-scale-b, imm-trans-a, imm-trans-b: D[64x160] (+)= A[64x16] * B[16x160], both from
+// shared memory through descriptors. scale_d = false overwrites D (the first k-step of a tile).
+template <int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
+__device__ __forceinline__ void wgmma_m64n160k16_f32_bf16_bf16(float (&d)[80], uint64_t desc_a, uint64_t desc_b,
+                                                               bool scale_d) {
+  HOPPER_PTX_NEEDS_SM90A(wgmma_m64n160k16_f32_bf16_bf16);
+  static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
+  static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
+  static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
+  static_assert(TransB == 0 || TransB == 1, "imm-trans-b is 0 or 1");
+  // "memory": the instruction reads shared memory written by TMA; it must not move across the
+  // waits that made that data visible.
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16\n"
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"
+      "},\n"
+      "%80, %81, p, %83, %84, %85, %86;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),
+        "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),
+        "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
       : "l"(desc_a), "l"(desc_b), "r"(int(scale_d)), "n"(ScaleA), "n"(ScaleB), "n"(TransA), "n"(TransB)
       : "memory");
 }
@@ -238,15 +313,19 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], 
       : "memory");
 }
 
-// The m64nNk16 form for N in {64, 128, 192, 256}, chosen at compile time.
+// The m64nNk16 form for N in {64, 80, 128, 160, 192, 256}, chosen at compile time.
 template <int N, int ScaleA = 1, int ScaleB = 1, int TransA = 0, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                              bool scale_d) {
-  static_assert(wgmma_n_instantiated(N), "instantiated for N = 64, 128, 192, 256");
+  static_assert(wgmma_n_instantiated(N), "instantiated for N = 64, 80, 128, 160, 192, 256");
   if constexpr (N == 64) {
     wgmma_m64n64k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
+  } else if constexpr (N == 80) {
+    wgmma_m64n80k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else if constexpr (N == 128) {
     wgmma_m64n128k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
+  } else if constexpr (N == 160) {
+    wgmma_m64n160k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else if constexpr (N == 192) {
     wgmma_m64n192k16_f32_bf16_bf16<ScaleA, ScaleB, TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else {
@@ -429,7 +508,7 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_bf16(float (&d)[128], 
 template <int N, int ScaleA = 1, int ScaleB = 1, int TransB = 0>
 __device__ __forceinline__ void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                                              bool scale_d) {
-  static_assert(wgmma_n_instantiated(N), "instantiated for N = 64, 128, 192, 256");
+  static_assert(wgmma_rs_n_instantiated(N), "instantiated for N = 64, 128, 192, 256");
   if constexpr (N == 64) {
     wgmma_m64n64k16_f32_bf16_bf16<ScaleA, ScaleB, TransB>(d, a, desc_b, scale_d);
   } else if constexpr (N == 128) {

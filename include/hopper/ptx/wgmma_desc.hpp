@@ -11,9 +11,12 @@
 namespace hopper::ptx {
 
 // The N of wgmma.mma_async .m64nNk16 that the PTX layer instantiates (the PTX ISA allows every
-// multiple of 8 in 8..256): both targets accept exactly these, so a body that builds for one builds
-// for the other.
-HOPPER_HD constexpr bool wgmma_n_instantiated(int n) { return n == 64 || n == 128 || n == 192 || n == 256; }
+// multiple of 8 in 8..256), with A and B from shared memory and with A from registers: both targets
+// accept exactly these, so a body that builds for one builds for the other.
+HOPPER_HD constexpr bool wgmma_n_instantiated(int n) {
+  return n == 64 || n == 80 || n == 128 || n == 160 || n == 192 || n == 256;
+}
+HOPPER_HD constexpr bool wgmma_rs_n_instantiated(int n) { return n == 64 || n == 128 || n == 192 || n == 256; }
 
 // The layout (swizzle) mode in bits 62-63 of a matrix descriptor.
 enum class wgmma_swizzle : uint64_t { none = 0, b128 = 1, b64 = 2, b32 = 3 };

@@ -802,7 +802,8 @@ class target {
   void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool scale_d,
                                     src_loc loc = src_loc::current()) const {
     w().at(loc);
-    static_assert(ptx::wgmma_n_instantiated(N), "wgmma .m64nNk16 bf16: N = 64, 128, 192 or 256, as on the device");
+    static_assert(ptx::wgmma_n_instantiated(N),
+                  "wgmma .m64nNk16 bf16: N = 64, 80, 128, 160, 192 or 256, as on the device");
     static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
     static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
     static_assert(TransA == 0 || TransA == 1, "imm-trans-a is 0 or 1");
@@ -817,7 +818,8 @@ class target {
   void wgmma_m64nNk16_f32_bf16_bf16(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, bool scale_d,
                                     src_loc loc = src_loc::current()) const {
     w().at(loc);
-    static_assert(ptx::wgmma_n_instantiated(N), "wgmma .m64nNk16 bf16: N = 64, 128, 192 or 256, as on the device");
+    static_assert(ptx::wgmma_rs_n_instantiated(N),
+                  "wgmma .m64nNk16 bf16, A in registers: N = 64, 128, 192 or 256, as on the device");
     static_assert(ScaleA == 1 || ScaleA == -1, "imm-scale-a is 1 or -1");
     static_assert(ScaleB == 1 || ScaleB == -1, "imm-scale-b is 1 or -1");
     static_assert(TransB == 0 || TransB == 1, "imm-trans-b is 0 or 1");
