@@ -343,8 +343,13 @@ HOPPER_HD void issue_pv(Tg& t, float (&o)[T::ACC_O], const uint32_t (&pw)[T::P_W
   t.wgmma_commit_group();
 }
 
-// The running softmax state of this thread's two rows: the maximum so far (in units of
-// scale_log2 s, -inf before any column) and this thread's share of the row sum.
+// The running softmax state of this thread's two rows: the reference maximum (in units of
+// scale_log2 s, -inf before any column) and this thread's share of the row sum. The reference
+// moves only where a block's maximum passes it by more than `rescale_threshold`: below that,
+// P = 2^(scale_log2 s - m) stays at most 2^threshold (which bf16 P and fp32 O and l hold), the
+// factor that rescales O is exactly 1, and a warp whose rows all keep theirs skips the rescale.
+// O / l and the log-sum-exp m + log2 l are exact for any reference.
+inline constexpr float rescale_threshold = 8.0f;
 struct row_state {
   float m[2] = {detail::neg_inf, detail::neg_inf};
   float l[2] = {0.0f, 0.0f};
@@ -373,9 +378,10 @@ HOPPER_HD void online_softmax(const Tg& t, float (&s)[T::ACC_S], row_state& rs, 
     float mx = neg_inf;
     HOPPER_PRAGMA_UNROLL
     for (int i = 2 * h; i < T::ACC_S; i += 4) mx = max_f32(mx, max_f32(s[i], s[i + 1]));
-    const float m_new = max_f32(rs.m[h], quad_max(t, mx) * p.scale_log2);
+    const float m_block = quad_max(t, mx) * p.scale_log2;
+    const float m_new = m_block > rs.m[h] + rescale_threshold ? m_block : rs.m[h];
     const float m_use = m_new == neg_inf ? 0.0f : m_new;  // a row with no column yet: exp2(-inf) = 0
-    alpha[h] = exp2_ftz(rs.m[h] - m_use);
+    alpha[h] = m_new == rs.m[h] ? 1.0f : exp2_ftz(rs.m[h] - m_use);
     rs.m[h] = m_new;
     float sum = 0.0f;
     HOPPER_PRAGMA_UNROLL
@@ -395,8 +401,12 @@ HOPPER_HD void pack_p(const float (&s)[T::ACC_S], uint32_t (&pw)[T::P_WORDS]) {
   for (int j = 0; j < T::P_WORDS; ++j) pw[j] = pack_bf16x2(s[2 * j], s[2 * j + 1]);
 }
 
-template <class T>
-HOPPER_HD void rescale(float (&o)[T::ACC_O], const float (&alpha)[2]) {
+// O times each row's factor, skipped where no row of the warp has moved its reference maximum
+// (every factor 1; the vote keeps the branch uniform over the warp).
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg>
+HOPPER_HD void rescale(const Tg& t, float (&o)[T::ACC_O], const float (&alpha)[2]) {
+  if (t.ballot_sync(alpha[0] != 1.0f || alpha[1] != 1.0f) == 0u) return;
   HOPPER_PRAGMA_UNROLL
   for (int i = 0; i < T::ACC_O; ++i) o[i] *= alpha[(i / 2) % 2];
 }
@@ -549,7 +559,7 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
     t.template wgmma_wait_group<0>();  // O += P V of block j - 1
     t.wgmma_fence_operand(o);
     if (cs.warp == 0) c.v_pipe.template release<retired>(vs);
-    rescale<T>(o, alpha);
+    rescale<T>(t, o, alpha);
     pack_p<T>(s, pw);
   }
   c.v_pipe.wait(vs);
