@@ -71,7 +71,7 @@ struct operand_box {
 // given), swizzled. PEERS CTAs of a cluster share it (multicast), each loading its share of the
 // boxes. K-major (MN false): each row is one swizzle row (64 K-elements: K is one k-block), the
 // tile is one box of ROWS / PEERS rows per CTA. MN-major: boxes of 64 MN-elements (one swizzle row)
-// x K K-rows (a multiple of the 8-row swizzle atom), ROWS / 64 of them, split over the peers.
+// x K K-rows (whole k-steps of 16), ROWS / 64 of them, split over the peers.
 template <int ROWS, bool MN, int PEERS = 1, int K = k_block>
 struct operand_tile {
   static constexpr int rows = ROWS, peers = PEERS;
@@ -99,8 +99,7 @@ struct operand_tile {
   uint8_t data[bytes];
 
   static_assert(MN ? ROWS % 64 == 0 : ROWS % 8 == 0, "MN-major tiles are whole swizzle rows, K-major whole atoms");
-  static_assert(MN ? K % 8 == 0 && K % wgmma_k == 0 : K == k_block,
-                "K: whole k-steps of swizzle atoms, K-major one row");
+  static_assert(MN ? K % wgmma_k == 0 : K == k_block, "K: MN-major whole k-steps, K-major one swizzle row");
   static_assert(bytes % swizzle_atom_bytes == 0, "tiles keep the swizzle atom's alignment");
   static_assert(MN || (ROWS / PEERS) * row_bytes % swizzle_atom_bytes == 0, "multicast shares keep the alignment");
   static_assert(!MN || (ROWS / mn_box_rows) % PEERS == 0, "MN-major boxes split evenly over the peers");
