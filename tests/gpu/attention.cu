@@ -168,6 +168,8 @@ TEST(AttentionInstances, EveryMeasuredVariantIsCorrect) {
   // kv blocks that are not whole k-blocks of 64 (tails in every block count).
   expect_instance_correct<ha::attention_traits<128, true, 160, 2, 2, 2>>();
   expect_instance_correct<ha::attention_traits<256, true, 80, 2, 2, 1>>();
+  expect_instance_correct<ha::attention_traits<64, true, 160, 3>>();
+  expect_instance_correct<ha::attention_traits<64, true, 192, 2>>();
 }
 
 // A persistent grid: the device's resident CTAs (the plan's own), and a few CTAs walking many
@@ -295,12 +297,11 @@ double sustained_ms(F&& launch) {
 // Throughput on the benchmark's shapes (16 heads x 16k tokens as batch x sequence), sustained, on
 // random inputs, for the rule's instance and the others in the same process, each on the
 // persistent grid (A/B at the running clock: one CTA per tile; two consumer warpgroups with and
-// without ping-pong, and with one Q buffer; for head dim 64 a 192-wide kv block and three consumer
-// warpgroups with and without ping-pong and with one Q buffer; for head dim 128 three stages and
-// a 160-wide kv block; for head dim 256 an 80-wide one; "two consumers" is shape_of's instance).
-// For a first look; bench_attention.py measures against cuDNN and the flash backend.
-// HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures that shape alone, and
-// HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "one CTA per tile") only those variants beside
+// without ping-pong, and with one Q buffer; for head dim 64 kv blocks of 160 and 192 (and 192 in two stages), three
+// consumer warpgroups with and without ping-pong and with one Q buffer; for head dim 128 three stages and a 160-wide kv
+// block; for head dim 256 an 80-wide one; "two consumers" is shape_of's instance). For a first look; bench_attention.py
+// measures against cuDNN and the flash backend. HOPPER_ATTENTION_SHAPE=D:SEQ:CAUSAL (for example 128:4096:0) measures
+// that shape alone, and HOPPER_ATTENTION_VARIANTS=NAME,NAME (for example "one CTA per tile") only those variants beside
 // the rule's instance, for a profiler's run.
 bool shape_selected(int d, int seq, bool causal) {
   const char* only = std::getenv("HOPPER_ATTENTION_SHAPE");
@@ -355,6 +356,8 @@ void throughput_of_head_dim() {
         variant(ha::attention_traits<D, true, s.block_n, s.stages, 2, 1>{}, "one Q buffer");
       if constexpr (D == 64) {
         variant(ha::attention_traits<64, true, 192, 3>{}, "kv block 192");
+        variant(ha::attention_traits<64, true, 192, 2>{}, "kv block 192 two stages");
+        variant(ha::attention_traits<64, true, 160, 3>{}, "kv block 160");
         variant(ha::attention_traits<64, true, 128, 3, 3>{}, "three consumers");
         variant(ha::attention_traits<64, true, 128, 3, 3, 1>{}, "three consumers with one Q buffer");
         variant(ha::attention_traits<64, false, 128, 3, 3>{}, "three without ping-pong");
