@@ -414,11 +414,13 @@ HOPPER_HD void rescale(const Tg& t, float (&o)[T::ACC_O], const float (&alpha)[2
 // The epilogue of one consumer warpgroup: O / l as bf16 over the warpgroup's own 64 rows of Q in
 // shared memory (their last reader, S's wgmma, has retired), the proxy fence, the warpgroup's
 // barrier, and one thread's TMA stores of the DK boxes (clipped at seq_q); the lanes holding a
-// row's first column store its log-sum-exp, (m + log2 l) ln 2.
+// row's first column store its log-sum-exp, (m + log2 l) ln 2. With two Q buffers the buffer's
+// release waits for the next tile (`q_pending`, release_q_read): the stores read shared memory
+// while the next tile's first S is computed.
 HOPPER_EXEC_CHECK_OFF
 template <class T, class Tg, class Pipe>
 HOPPER_HD bool store_o(const role_context<T, Tg, Pipe>& c, const landed_tile<Tg>& at, int w, int wg_thread,
-                       float (&o)[T::ACC_O], const row_state& rs) {
+                       float (&o)[T::ACC_O], const row_state& rs, int& q_pending) {
   Tg& t = c.t;
   const body_params<Tg>& p = c.p;
   using Q_TILE = typename T::Q_TILE;
@@ -463,29 +465,47 @@ HOPPER_HD bool store_o(const role_context<T, Tg, Pipe>& c, const landed_tile<Tg>
     }
   }
   // The stores must have read shared memory before the CTA (and its memory) goes away, or before
-  // a later tile's Q lands there: then this warpgroup says so on the buffer's empty barrier.
-  if (wg_thread == 0) {
-    if (last) {
-      t.template cp_async_bulk_wait_group<0>();
-    } else {
+  // a later tile's Q lands there: then this warpgroup says so on the buffer's empty barrier. With
+  // one buffer the next tile's Q waits for that; with two the next tile's start says it.
+  if (last) {
+    if (wg_thread == 0) t.template cp_async_bulk_wait_group<0>();
+  } else if constexpr (T::Q_STAGES == 1) {
+    if (wg_thread == 0) {
       t.template cp_async_bulk_wait_group_read<0>();
       (void)t.mbarrier_arrive(c.sm.q_ring.empty[qs.index]);
     }
+  } else {
+    q_pending = int(qs.index);
   }
   return last;
+}
+
+// The release of the Q buffer whose O stores the last tile left in flight (store_o), once they
+// have read it: the warpgroup's thread 0 waits for its bulk groups' reads (those stores are its
+// only ones in flight) and arrives on the buffer's empty barrier.
+HOPPER_EXEC_CHECK_OFF
+template <class T, class Tg, class Pipe>
+HOPPER_HD void release_q_read(const role_context<T, Tg, Pipe>& c, int wg_thread, int& q_pending) {
+  if (q_pending < 0) return;
+  if (wg_thread == 0) {
+    c.t.template cp_async_bulk_wait_group_read<0>();
+    (void)c.t.mbarrier_arrive(c.sm.q_ring.empty[q_pending]);
+  }
+  q_pending = -1;
 }
 
 // ---- the consumer role --------------------------------------------------------------------------
 
 // What a consumer warpgroup keeps from tile to tile: its number, its thread's place in the
-// fragments, the descriptors of its rows of Q and of the first K and V stages, and its place in
-// the two rings.
+// fragments, the descriptors of its rows of Q and of the first K and V stages, its place in the
+// two rings, and the Q buffer whose release waits for its O stores' reads (-1: none).
 template <class Pipe>
 struct consumer_state {
   int w, wg_thread, warp;
   fragment_place f;
   uint64_t q_desc, k_desc, v_desc;
   typename Pipe::state ks, vs;
+  int q_pending = -1;
 };
 
 // One tile for consumer warpgroup w: rows [64w, 64w + 64) of it. Block j's S = Q K^T is issued,
@@ -539,6 +559,7 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
   my_turn();
   issue_qk<T>(t, s, q_desc, k_at(ks.index()));
   their_turn(0);
+  release_q_read(c, cs.wg_thread, cs.q_pending);
   t.template wgmma_wait_group<0>();
   t.wgmma_fence_operand(s);
   if (cs.warp == 0) c.k_pipe.template release<retired>(ks);
@@ -568,7 +589,7 @@ HOPPER_HD bool consume_tile(const role_context<T, Tg, Pipe>& c, const landed_til
   t.wgmma_fence_operand(o);
   if (cs.warp == 0) c.v_pipe.template release<retired>(vs);
   ++vs;
-  return store_o(c, at, w, cs.wg_thread, o, rs);
+  return store_o(c, at, w, cs.wg_thread, o, rs, cs.q_pending);
 }
 
 // Consumer warpgroup w: its state, warpgroup 0's first turn, then its rows of each tile.

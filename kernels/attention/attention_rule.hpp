@@ -24,6 +24,7 @@
 #include <string>
 
 #include "kernels/attention/attention_body.hpp"
+#include "kernels/attention/attention_problem.hpp"
 #include "kernels/attention/attention_traits.hpp"
 
 namespace hopper::attention {
