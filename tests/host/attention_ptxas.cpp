@@ -74,7 +74,7 @@ report parse(const std::string& log) {
     } else if (std::regex_search(l, m, spill) && !current.empty()) {
       r.spill_stores[current] = std::stoi(m[1].str());
     }
-    if (l.find("C7515") != std::string::npos) r.serialized += l + "\n";
+    if (l.find(hopper_test::ptxas_wgmma_serialized) != std::string::npos) r.serialized += l + "\n";
   }
   return r;
 }

@@ -87,6 +87,11 @@ inline command_result compile_cubin(const std::string& nvcc, const std::string& 
                      shell_quote(source));
 }
 
+// The code of ptxas's report (-v) that it serialized wgmma.mma_async: where non-wgmma
+// instructions define an accumulator register of a wgmma in flight, ptxas waits for every wgmma
+// before the next, and the overlap of the products with other work is lost with no other sign.
+inline constexpr const char* ptxas_wgmma_serialized = "C7515";
+
 // cuobjdump --dump-sass <cubin>
 inline command_result dump_sass(const std::string& cuobjdump, const std::string& cubin) {
   return run_command(shell_quote(cuobjdump) + " --dump-sass " + shell_quote(cubin));
