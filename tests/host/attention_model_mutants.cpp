@@ -136,9 +136,11 @@ TEST(AttentionMutants, PersistentQEmptyNeverArrives) {
 
 // The producer waits for the other parity of Q's empty barrier: its first wait passes at once, so
 // it writes the next tile's place over the one the consumers read (before the next tile's Q
-// overwrites rows they still read or store from): a WAR hazard on the buffer 'Q tile'.
+// overwrites rows they still read or store from): a WAR hazard on the buffer 'Q tile', naming the
+// wait on Q's empty barrier that let the write through.
 TEST(AttentionMutants, PersistentQReloadedTooEarly) {
-  expect_reported<64, one_q>(walked, {fault_kind::parity_flipped, "Q empty"}, {{error_kind::war_hazard}, {"'Q tile'"}},
+  expect_reported<64, one_q>(walked, {fault_kind::parity_flipped, "Q empty"},
+                             {{error_kind::war_hazard}, {"'Q tile'", "last wait before the write, on barrier Q empty"}},
                              3, 2);
 }
 

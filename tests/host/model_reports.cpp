@@ -233,4 +233,88 @@ TEST(ModelReports, ArriveDroppedReachesRemoteAndLaneArrives) {
     }
 }
 
+// A one-stage ring, producer thread 0 and a consumer warp, each round's value written with a
+// generic store and read with a generic load. `flipped`: the producer's waits on the empty barrier
+// use the other parity. `relaxed_go`: in round 2 the producer waits, instead of on the empty
+// barrier, on a barrier 'go' the consumer arrives on with .relaxed after its release of round 1.
+outcome run_ring(bool flipped, bool relaxed_go, uint64_t seed) {
+  return run_launch(
+      {1, 64, 1},
+      [flipped, relaxed_go](target& t) {
+        auto& full = cta_shared<mbarrier_slot>(t, "full");
+        auto& empty = cta_shared<mbarrier_slot>(t, "empty");
+        auto& go = cta_shared<mbarrier_slot>(t, "go");
+        const smem<uint32_t> x = shared_buffer(t, "x", 1, 16).as<uint32_t>();
+        if (t.thread() == 0) {
+          t.mbarrier_init(full, 1, "full", 0);
+          t.mbarrier_init(empty, 1, "empty", 0);
+          t.mbarrier_init(go, 1, "go", 0);
+        }
+        t.syncthreads();
+        for (int r = 0; r < 3; ++r) {
+          if (t.thread() == 0) {
+            if (relaxed_go && r == 2)
+              t.mbarrier_wait(go, hopper::parity(0));  // [wait go]
+            else if (r > 0)
+              t.mbarrier_wait(empty, hopper::parity(uint32_t(r - 1 + flipped) & 1u));  // [wait empty]
+            x.store(0, uint32_t(r));                                                   // [store x]
+            (void)t.mbarrier_arrive(full);
+          } else if (t.thread() == 32) {
+            t.mbarrier_wait(full, hopper::parity(uint32_t(r) & 1u));
+            (void)x.load(0);                                                                   // [load x]
+            (void)t.mbarrier_arrive(empty);                                                    // [release x]
+            if (relaxed_go && r == 1) (void)t.mbarrier_arrive<hopper::ptx::sem::relaxed>(go);  // [arrive go]
+          }
+        }
+      },
+      seed);
+}
+
+// The producer's first wait on the empty barrier uses the other parity: on the fresh barrier it
+// returns at once and the store overwrites a value the consumer may still read. The WAR report
+// names the wait that let the store through (its barrier, parity and line), not only the two
+// accesses; in the schedules where the consumer released first, the flipped wait never returns.
+TEST(ModelReports, WarNamesTheWaitThatLetTheWriteThrough) {
+  int war = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const outcome o = run_ring(true, false, seed);
+    ASSERT_FALSE(o.ok) << "seed " << seed;
+    if (o.kind != error_kind::war_hazard) {
+      EXPECT_TRUE(o.kind == error_kind::deadlock || o.kind == error_kind::raw_hazard) << o.message;
+      continue;
+    }
+    ++war;
+    EXPECT_NE(o.message.find(site("[store x]")), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find(site("[load x]")), std::string::npos) << o.message;
+    EXPECT_NE(o.message.find("last wait before the write, on barrier empty[0] at " + site("[wait empty]")),
+              std::string::npos)
+        << o.message;
+    EXPECT_NE(o.message.find("(parity 1), returned at once on the fresh barrier"), std::string::npos) << o.message;
+    if (war == 1) std::printf("    %s\n", o.message.c_str());
+  }
+  EXPECT_GT(war, 0) << "no schedule of 40 let the producer's store overtake the read";
+}
+
+// The producer's round-2 store is held back by a barrier the consumer arrives on after its read,
+// but with .relaxed: the store follows the read in execution order only. Of the arrives after the
+// read (the consumer's .release on 'empty', which the producer does not wait for, and the .relaxed
+// one on 'go', whose phase its wait observed), the report names the one that should have ordered
+// the read before the store.
+TEST(ModelReports, WarNamesTheRelaxedArriveTheWriterWaitedFor) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const outcome o = run_ring(false, true, seed);
+    ASSERT_EQ(o.kind, error_kind::war_hazard) << "seed " << seed << ": " << o.message;
+    EXPECT_NE(o.message.find("the mbarrier.arrive on barrier go[0] by task 'thread 32 (warp 1 lane 0)' (CTA 0) at " +
+                             site("[arrive go]")),
+              std::string::npos)
+        << o.message;
+    EXPECT_NE(o.message.find("the phase this writer's wait at " + site("[wait go]") +
+                             " (operator()) observed, was "
+                             ".relaxed"),
+              std::string::npos)
+        << o.message;
+    if (seed == 1) std::printf("    %s\n", o.message.c_str());
+  }
+}
+
 }  // namespace

@@ -181,6 +181,7 @@ class barrier {
     if (r) {
       acquire(t);
       last_wait_[t] = int64_t(tok.phase);
+      s_.note_wait(t, id_, &name(), int64_t(tok.phase), uint32_t(tok.phase & 1));
     }
     return r;
   }
@@ -275,6 +276,7 @@ class barrier {
     if (r) {
       acquire(t, m);
       if (history) check_wait_history(t, parity, int64_t(st_.phase()) - 1);
+      s_.note_wait(t, id_, &name(), int64_t(st_.phase()) - 1, parity);
     }
     if (complete)
       s_.polled();
@@ -329,19 +331,18 @@ class barrier {
     // execution order (what it had observed is over, but none of its accesses are ordered).
     cur_.add(t, when ? when : s_.tick(), op, s_.loc(t));
     const bool out_of_scope = sc == ptx::scope::cta && s_.task_cta(t) != cta_;
-    if (m == sem::release && !out_of_scope) {
+    if (m == sem::release && !out_of_scope)
       current_.join(s_.clock(t));
-    } else {
+    else
       current_.join_execution_order(s_.clock(t));
-      s_.note_relaxed_arrive(t, name(),
-                             m == sem::release ? ".release.cta on a barrier of CTA " + std::to_string(cta_) +
-                                                     ", whose threads lie outside its scope: it orders no memory "
-                                                     "for them (use .cluster)"
-                                               : std::string());
-    }
     mbarrier_token tok;
     changing(op, [&] { tok = f(); });
     last_arrive_[t] = tok.phase;
+    s_.note_arrive(t, id_, &name(), op, tok.phase,
+                   m != sem::release ? scheduler::orders::none_relaxed
+                   : out_of_scope    ? scheduler::orders::none_out_of_scope
+                                     : scheduler::orders::memory,
+                   cta_);
     s_.record(op, name(),
               [&] { return "phase " + std::to_string(tok.phase) + ", pending before " + std::to_string(tok.pending); });
     return tok;

@@ -342,6 +342,12 @@ class buffer {
     r += " (bytes " + std::to_string(off) + ".." + std::to_string(ch * granule + hi) + ")";
     return r;
   }
+  // "; <why the writer is not ordered after the reader's event>" (scheduler::unordered_why), or
+  // empty. `c`: the writer's clock at the write (a copy's: at its issue).
+  std::string story(int reader, uint64_t when, int writer, const hb_clock& c) const {
+    const std::string r = s_.unordered_why(reader, when, writer, c.of(writer), false);
+    return r.empty() ? r : "; " + r;
+  }
   [[noreturn]] void raw(size_t ch, mask_t m, const std::string& why) const {
     throw model_error(error_kind::raw_hazard, at(ch, m) + ": " + why);
   }
@@ -415,7 +421,7 @@ class buffer {
     if (k.inflight) waw(ch, m, what() + " while " + k.inflight->what + " into it is still in flight");
     for (const auto& rd : k.async_reads) {
       if (rd->wgmma_key >= 0) {
-        check_wgmma_read_over(ch, m, what, c, *rd);
+        check_wgmma_read_over(t, ch, m, what, c, *rd);
         continue;
       }
       if (rd->read_retired == 0)
@@ -426,18 +432,17 @@ class buffer {
       // The read is over once retired; knowing that in execution order is enough (a .relaxed
       // release after wait_group.read), since nothing it wrote is read.
       if (rd->issuer != t && c.exec_of(rd->issuer) < rd->read_retired)
-        war(ch, m, what() + " is not ordered after the wait_group.read that retired " + rd->what);
+        war(ch, m,
+            what() + " is not ordered after the wait_group.read that retired " + rd->what +
+                story(rd->issuer, rd->read_retired, t, c));
     }
     for (const rrec& r : k.reads)
       if ((r.mask & m) && r.task != t && c.of(r.task) < r.when) {
-        const std::string relaxed = s_.relaxed_arrive_after(r.task, r.when);
+        const std::string why = s_.unordered_why(r.task, r.when, t, c.of(t), true);
         war(ch, r.mask & m,
             what() + " while " + s_.where(r.task) + r.loc.at() +
                 " may still be reading it (its read is not ordered before this write: " +
-                (relaxed.empty() ? std::string("a stage is released after its last read, and refilled only "
-                                               "after the writer waited for every reader's release")
-                                 : relaxed) +
-                ")");
+                (why.empty() ? std::string(scheduler::stage_rule) : why) + ")");
       }
     for (const wrec& w : k.writes) {
       const mask_t o = w.mask & m;
@@ -477,7 +482,7 @@ class buffer {
   // wait in some thread of the warpgroup (execution order is enough: nothing the read produced
   // is in memory).
   template <class What>
-  void check_wgmma_read_over(size_t ch, mask_t m, const What& what, const hb_clock& c, const bulk_op& op) const {
+  void check_wgmma_read_over(int t, size_t ch, mask_t m, const What& what, const hb_clock& c, const bulk_op& op) const {
     if (op.retired_by.empty())
       war(ch, m,
           what() + " while " + op.what +
@@ -487,7 +492,8 @@ class buffer {
       if (c.exec_of(w) >= when) return;
     war(ch, m,
         what() + " is not ordered after the wgmma.wait_group that retired " + op.what +
-            " (release the stage to the writer after the wait_group, e.g. an mbarrier arrive it waits on)");
+            " (release the stage to the writer after the wait_group, e.g. an mbarrier arrive it waits on)" +
+            story(op.retired_by.front().first, op.retired_by.front().second, t, c));
   }
 
   // Task t read the bytes m at its time `now`: its older reads of them are superseded.

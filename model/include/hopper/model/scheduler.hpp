@@ -509,23 +509,97 @@ class scheduler {
   }
   const std::vector<std::pair<size_t, size_t>>& choices_made() const { return made_; }
 
-  // A .relaxed arrive of task t on barrier `bar`, with what t knew then: kept so that a WAR
-  // report on a read ordered before it can say that this arrive ordered nothing.
-  // `why`: why it orders nothing (default: it is .relaxed).
-  void note_relaxed_arrive(int t, const std::string& bar, std::string why = {}) {
-    if (why.empty())
-      why = ".relaxed, which orders no memory (a stage read with generic loads is released with .release)";
-    if (relaxed_arrives_.size() < 4096)
-      relaxed_arrives_.push_back({t, bar, std::move(why), tasks_.at(size_t(t))->clock});
+  // ---- releases and waits, for a WAR report ---------------------------------------------------
+  // The last `kept_arrives` arrives on mbarriers, each with the arriving task's clock, and every
+  // task's last `kept_waits` successful waits. A write over bytes another task may still read
+  // is then explained by the writer's last wait before the write (the phase it returned on, its
+  // call site) and by the arrive that came after the read.
+  static constexpr size_t kept_arrives = 1024, kept_waits = 32;
+  // What an arrive orders for the barrier's waiters: the arriving task's memory (.release in
+  // scope), or nothing (.relaxed; .release.cta on another CTA's barrier).
+  enum class orders { memory, none_relaxed, none_out_of_scope };
+  // Task t's arrive `op` on mbarrier `bar` of CTA `bar_cta`, counted on `phase`.
+  void note_arrive(int t, int bar, const std::string* bar_name, const char* op, uint64_t phase, orders o, int bar_cta) {
+    task& k = *tasks_.at(size_t(t));
+    if (arrives_.size() == kept_arrives) arrives_.erase(arrives_.begin(), arrives_.begin() + kept_arrives / 2);
+    arrives_.push_back({t, bar, bar_cta, bar_name, op, phase, o, k.loc, k.clock});
   }
-  // The first .relaxed arrive that came after task t's event at time `after` in t's own order or
-  // through synchronisation (a __syncwarp before an elected arrive), as a phrase, or empty.
-  std::string relaxed_arrive_after(int t, uint64_t after) const {
-    for (const auto& a : relaxed_arrives_) {
-      if (a.knew.of(t) < after) continue;
-      return "the arrive on barrier " + a.bar + " by " + where(a.task) + " after this read was " + a.why;
+  // Task t's wait on mbarrier `bar` returned on the completed phase `observed` (-1: the phase
+  // before the first, complete for parity 1).
+  void note_wait(int t, int bar, const std::string* bar_name, int64_t observed, uint32_t parity) {
+    if (waits_.size() <= size_t(t)) waits_.resize(size_t(t) + 1);
+    std::vector<wait_rec>& w = waits_[size_t(t)];
+    if (w.size() == kept_waits) w.erase(w.begin(), w.begin() + kept_waits / 2);
+    const task& k = *tasks_.at(size_t(t));
+    w.push_back({bar, bar_name, observed, parity, k.clock.of(t), k.loc});
+  }
+  // Why `writer` (at time `at` of its own clock) is not ordered after `reader`'s event at time
+  // `when`, as a phrase naming barriers and call sites. The event is a generic read (`generic`:
+  // then only a .release arrive after it orders it) or the wait that retired an asynchronous read
+  // (execution order is enough). In order of precedence:
+  // - an arrive after the read that orders no memory, counted on the phase the writer's last wait
+  //   observed (the release is .relaxed or out of scope);
+  // - the writer's last wait, when it returned on a phase older than that of the read's release on
+  //   the same barrier, or before any release came (a stale parity, a missing wait);
+  // - an arrive that orders no memory on another barrier the writer waited through;
+  // - the read's first release and what the writer knew of its barrier.
+  // Empty when nothing is known.
+  static constexpr const char* stage_rule =
+      "a stage is released after its last read, and refilled only after the writer waited for every reader's "
+      "release";
+  std::string unordered_why(int reader, uint64_t when, int writer, uint64_t at, bool generic) const {
+    const wait_rec* last = last_wait(writer, at, -1);
+    const auto after_read = [&](const arrive_rec& a) { return a.knew.of(reader) >= when; };
+    const auto relaxed_text = [&](const arrive_rec& a, const wait_rec& w) {
+      return "the " + std::string(a.op) + " on barrier " + *a.bar_name + " by " + where(a.task) + a.loc.at() +
+             " after this read, counted on the phase this writer's wait" + w.loc.at() + " observed, was " +
+             (a.o == orders::none_relaxed
+                  ? std::string(".relaxed, which orders no memory (a stage read with generic loads is released "
+                                "with .release)")
+                  : ".release.cta on a barrier of CTA " + std::to_string(a.bar_cta) +
+                        ", whose threads lie outside its scope: it orders no memory for them (use .cluster)");
+    };
+    const auto release_text = [&](const arrive_rec& a) {
+      return "the " + std::string(a.op) + " on barrier " + *a.bar_name + " by " + where(a.task) + a.loc.at() +
+             ", counted on phase " + std::to_string(a.phase);
+    };
+    const auto wait_text = [&](const wait_rec& w) {
+      return "on barrier " + *w.bar_name + w.loc.at() + " (parity " + std::to_string(w.parity) + "), " +
+             returned_on(w.observed);
+    };
+    if (generic && last)
+      for (const arrive_rec& a : arrives_)
+        if (a.o != orders::memory && a.bar == last->bar && int64_t(a.phase) <= last->observed && after_read(a))
+          return relaxed_text(a, *last);
+    const arrive_rec* same = nullptr;
+    const arrive_rec* first = nullptr;
+    for (const arrive_rec& a : arrives_) {
+      if ((generic && a.o != orders::memory) || !after_read(a)) continue;
+      if (!first) first = &a;
+      if (last && a.bar == last->bar && int64_t(a.phase) > last->observed) {
+        same = &a;
+        break;
+      }
     }
-    return {};
+    if (last && same)
+      return "this writer's last wait before the write, " + wait_text(*last) + ", but that read was released by " +
+             release_text(*same) + ": the write needs a wait for phase " + std::to_string(same->phase) + " (parity " +
+             std::to_string(same->phase & 1) + ")";
+    if (last && !first)
+      return std::string(stage_rule) +
+             ": no release ordered after that read has come yet, and this writer's last "
+             "wait before the write, " +
+             wait_text(*last);
+    if (generic)
+      for (const arrive_rec& a : arrives_) {
+        if (a.o == orders::memory || !after_read(a)) continue;
+        const wait_rec* w = last_wait(writer, at, a.bar);
+        if (w && w->observed >= int64_t(a.phase)) return relaxed_text(a, *w);
+      }
+    if (!first) return {};
+    const wait_rec* w = last_wait(writer, at, first->bar);
+    return std::string(stage_rule) + ": that read's first release is " + release_text(*first) + ", and this writer " +
+           (w ? "last waited " + wait_text(*w) : std::string("has not waited on that barrier"));
   }
 
   // ---- trace ------------------------------------------------------------------------------
@@ -963,13 +1037,38 @@ class scheduler {
     return a.known() && a.file == b.file && a.line == b.line;
   }
   uint64_t next_object_ = 1;
-  struct relaxed_arrive {
+  struct arrive_rec {
     int task;
-    std::string bar;
-    std::string why;
-    hb_clock knew;  // the arriving task's clock at the arrive (read in memory order: of)
+    int bar, bar_cta;
+    const std::string* bar_name;  // the barrier's own name (it outlives the run)
+    const char* op;
+    uint64_t phase;
+    orders o;
+    src_loc loc;
+    hb_clock knew;  // the arriving task's clock at the arrive
   };
-  std::vector<relaxed_arrive> relaxed_arrives_;
+  struct wait_rec {
+    int bar;
+    const std::string* bar_name;
+    int64_t observed;
+    uint32_t parity;
+    uint64_t time;  // the waiter's own time after the wait
+    src_loc loc;
+  };
+  // Task t's last kept wait before its time `at` (on barrier `bar`; -1: on any).
+  const wait_rec* last_wait(int t, uint64_t at, int bar) const {
+    const wait_rec* r = nullptr;
+    if (size_t(t) < waits_.size())
+      for (const wait_rec& w : waits_[size_t(t)])
+        if (w.time <= at && (bar < 0 || w.bar == bar)) r = &w;
+    return r;
+  }
+  static std::string returned_on(int64_t observed) {
+    return observed < 0 ? std::string("returned at once on the fresh barrier (the phase before phase 0)")
+                        : "returned on phase " + std::to_string(observed);
+  }
+  std::vector<arrive_rec> arrives_;
+  std::vector<std::vector<wait_rec>> waits_;  // per task, its last waits in its order
 };
 
 }  // namespace hopper::model
