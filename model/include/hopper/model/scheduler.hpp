@@ -1040,7 +1040,7 @@ class scheduler {
   struct arrive_rec {
     int task;
     int bar, bar_cta;
-    const std::string* bar_name;  // the barrier's own name (it outlives the run)
+    const std::string* bar_name;  // the barrier's own name (the world keeps its barriers to its end)
     const char* op;
     uint64_t phase;
     orders o;
